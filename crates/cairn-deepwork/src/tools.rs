@@ -1,0 +1,190 @@
+//! The MCP adapter: the deepwork tools, one file each, and the server that lists and dispatches them.
+//!
+//! A tool parses its arguments, resolves the project root for this call, runs one facade operation on a blocking
+//! thread (file locks and file I/O), and wraps the outcome in DeepWork's envelopes: a result object (plus
+//! `issue_detected` while some job fails to load), a soft `{"error": ...}` object, or an `isError` result
+//! `Error calling tool '<tool>': <message>`. This is the only module that knows rmcp.
+
+mod abort_workflow;
+mod finished_step;
+mod get_session_job;
+mod get_workflows;
+mod go_to_step;
+mod register_session_job;
+mod start_workflow;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cairn_mcp::{envelope, roots};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::service::{Deepwork, Error};
+
+/// Where each call's project root comes from.
+#[derive(Debug, Clone)]
+pub enum RootSource {
+    /// `--path`: always this directory.
+    Fixed(PathBuf),
+    /// No `--path`: the client's first `file:` root, asked on every call, else the launch directory.
+    ClientRoots {
+        /// The launch directory.
+        fallback: PathBuf,
+    },
+}
+
+/// The deepwork MCP server: the tool list and dispatch over a [`Deepwork`] service.
+#[derive(Debug, Clone)]
+pub struct DeepworkServer {
+    service: Deepwork,
+    roots: RootSource,
+    instructions: Arc<str>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl DeepworkServer {
+    /// A server for `service`, taking roots from `roots`. Prepares the startup project (`.deepwork/tmp`).
+    pub fn new(service: Deepwork, roots: RootSource) -> Self {
+        let startup_root = match &roots {
+            RootSource::Fixed(root) => root.clone(),
+            RootSource::ClientRoots { fallback } => fallback.clone(),
+        };
+        service.prepare_project(&startup_root);
+        let instructions = service.server_instructions(&startup_root).into();
+        let tools = Arc::new(vec![
+            get_workflows::tool(),
+            start_workflow::tool(),
+            finished_step::tool(),
+            abort_workflow::tool(),
+            go_to_step::tool(),
+            register_session_job::tool(),
+            get_session_job::tool(),
+        ]);
+        DeepworkServer { service, roots, instructions, tools }
+    }
+
+    /// The project root for this call.
+    async fn root(&self, context: &RequestContext<RoleServer>) -> PathBuf {
+        let root = match &self.roots {
+            RootSource::Fixed(root) => return root.clone(),
+            RootSource::ClientRoots { fallback } => {
+                roots::first_file_root(context).await.unwrap_or_else(|| fallback.clone())
+            }
+        };
+        self.service.prepare_project(&root);
+        root
+    }
+
+    /// Runs `operation` against this call's root on a blocking thread and wraps its outcome for `tool`.
+    async fn run<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Deepwork, &Path) -> Result<T, Error> + Send + 'static,
+    {
+        let root = self.root(context).await;
+        let service = self.service.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let outcome = operation(&service, &root);
+            let issue = service.issue_detected(&root);
+            (outcome, issue)
+        })
+        .await;
+        let (outcome, issue) = match outcome {
+            Ok(pair) => pair,
+            Err(err) => return envelope::error(format!("Error calling tool '{tool}': internal error: {err}")),
+        };
+        match outcome {
+            Ok(value) => {
+                let value = serde_json::to_value(value).expect("tool results serialize");
+                envelope::object(with_issue(value, issue))
+            }
+            Err(Error::Soft(message)) => {
+                let issue = issue.filter(|_| !message.starts_with("session_id is required"));
+                envelope::object(with_issue(serde_json::json!({ "error": message }), issue))
+            }
+            Err(Error::Failed(message)) => envelope::error(format!("Error calling tool '{tool}': {message}")),
+        }
+    }
+}
+
+fn with_issue(mut value: Value, issue: Option<String>) -> Value {
+    if let (Some(issue), Value::Object(map)) = (issue, &mut value) {
+        map.insert("issue_detected".into(), Value::String(issue));
+    }
+    value
+}
+
+/// Describes a tool whose arguments are `P` and whose result is an object.
+fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
+    let schema = serde_json::to_value(schemars::schema_for!(P)).expect("schemas serialize");
+    let Value::Object(mut input) = schema else { unreachable!("a schema for a struct is an object") };
+    input.remove("$schema");
+    input.remove("title");
+    Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(envelope::object_schema()))
+}
+
+impl ServerHandler for DeepworkServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("deepwork", env!("CARGO_PKG_VERSION")))
+            .with_instructions(self.instructions.to_string())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments;
+        let result = match request.name.as_ref() {
+            "get_workflows" => get_workflows::call(self, args, &context).await,
+            "start_workflow" => start_workflow::call(self, args, &context).await,
+            "finished_step" => finished_step::call(self, args, &context).await,
+            "abort_workflow" => abort_workflow::call(self, args, &context).await,
+            "go_to_step" => go_to_step::call(self, args, &context).await,
+            "register_session_job" => register_session_job::call(self, args, &context).await,
+            "get_session_job" => get_session_job::call(self, args, &context).await,
+            other => envelope::error(format!("Unknown tool: '{other}'")),
+        };
+        Ok(result.into())
+    }
+}
+
+/// A value in `outputs` / `inputs`: one string (or path), or a list of paths.
+#[derive(Debug, serde::Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub(crate) enum OutputValue {
+    /// A string value or a single path.
+    One(String),
+    /// A list of paths.
+    Many(Vec<String>),
+}
+
+impl From<OutputValue> for Value {
+    fn from(value: OutputValue) -> Self {
+        match value {
+            OutputValue::One(s) => Value::String(s),
+            OutputValue::Many(list) => Value::from(list),
+        }
+    }
+}

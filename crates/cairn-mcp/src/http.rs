@@ -1,0 +1,66 @@
+//! Serving a surface over Streamable HTTP (rmcp's tower service mounted in axum).
+//!
+//! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
+//! such as `roots/list`); newer clients are served statelessly. The `Host` header must name a loopback address unless
+//! more hosts are allowed.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+/// Where and how to serve.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Address to bind, e.g. `127.0.0.1:8000`.
+    pub addr: SocketAddr,
+    /// Path of the MCP endpoint, e.g. `/mcp`.
+    pub path: String,
+    /// Extra `Host` values to accept besides loopback.
+    pub extra_allowed_hosts: Vec<String>,
+}
+
+/// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM.
+pub async fn serve_http<H, F>(factory: F, options: HttpOptions) -> std::io::Result<()>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let shutdown = CancellationToken::new();
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.extend(options.extra_allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(shutdown.child_token());
+    let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config);
+    let router = axum::Router::new().nest_service(&options.path, service);
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    tracing::info!("serving MCP over Streamable HTTP at http://{}{}", listener.local_addr()?, options.path);
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            shutdown.cancel();
+        })
+        .await
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub(crate) async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing a SIGTERM handler succeeds in a tokio runtime");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,20 @@
+//! Protocol plumbing shared by every cairn surface.
+//!
+//! A surface (deepwork, roscoe, work) implements [`rmcp::ServerHandler`] in its own `tools` module and hands it to one
+//! of the transports here: [`serve_stdio`], [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old
+//! HTTP+SSE protocol DeepWork's `--transport sse` speaks). The helpers in [`envelope`] build the result shapes the
+//! specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on, and
+//! [`roots`] asks the client for its workspace root.
+//!
+//! This crate knows nothing about any surface's domain.
+
+pub mod args;
+pub mod envelope;
+mod http;
+pub mod roots;
+mod sse;
+mod stdio;
+
+pub use http::{HttpOptions, serve_http};
+pub use sse::serve_legacy_sse;
+pub use stdio::serve_stdio;

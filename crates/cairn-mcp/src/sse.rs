@@ -1,0 +1,147 @@
+//! The legacy HTTP+SSE transport (MCP 2024-11-05), which DeepWork's `--transport sse` speaks.
+//!
+//! `GET /sse` opens an event stream whose first event, `endpoint`, names the URL to post to
+//! (`/messages/?session_id=<id>`); every JSON-RPC message a client POSTs there is answered with `202 Accepted` and the
+//! server's messages arrive on the stream as `message` events. One handler instance serves each stream. rmcp dropped
+//! this transport, so the two halves are joined here with channels. Only loopback `Host` headers are accepted.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures::{Stream, StreamExt};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::{ServerHandler, ServiceExt};
+use tokio::sync::mpsc;
+
+type Sessions = Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>;
+
+struct AppState<F> {
+    factory: F,
+    sessions: Sessions,
+}
+
+/// Serves handlers made by `factory` over the legacy SSE transport at `addr` until Ctrl-C or SIGTERM.
+pub async fn serve_legacy_sse<H, F>(factory: F, addr: SocketAddr) -> std::io::Result<()>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let state = Arc::new(AppState { factory, sessions: Sessions::default() });
+    let router = axum::Router::new()
+        .route("/sse", get(open_stream::<H, F>))
+        .route("/messages", post(receive_message::<F>))
+        .route("/messages/", post(receive_message::<F>))
+        .layer(middleware::from_fn(loopback_host_only))
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    tracing::info!("serving MCP over legacy SSE at http://{}/sse", listener.local_addr()?);
+    axum::serve(listener, router).with_graceful_shutdown(crate::http::shutdown_signal()).await
+}
+
+async fn open_stream<H, F>(
+    State(state): State<Arc<AppState<F>>>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let session_id = uuid::Uuid::new_v4().simple().to_string();
+    let (to_server, from_client) = mpsc::channel::<ClientJsonRpcMessage>(64);
+    let (to_client, from_server) = mpsc::channel::<ServerJsonRpcMessage>(64);
+    state.sessions.lock().expect("session map lock").insert(session_id.clone(), to_server);
+
+    let handler = (state.factory)();
+    let sessions = state.sessions.clone();
+    let id = session_id.clone();
+    tokio::spawn(async move {
+        let sink = futures::sink::unfold(to_client, |tx, message: ServerJsonRpcMessage| async move {
+            tx.send(message).await.map_err(|_| std::io::Error::other("SSE stream closed"))?;
+            Ok::<_, std::io::Error>(tx)
+        });
+        let incoming = futures::stream::unfold(from_client, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) });
+        match handler.serve((Box::pin(sink), Box::pin(incoming))).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(err) => tracing::debug!("legacy SSE session {id} ended before initialization: {err}"),
+        }
+        sessions.lock().expect("session map lock").remove(&id);
+    });
+
+    let endpoint = Event::default().event("endpoint").data(format!("/messages/?session_id={session_id}"));
+    let messages = futures::stream::unfold(from_server, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })
+        .map(|message| {
+            let json = serde_json::to_string(&message).expect("JSON-RPC messages serialize");
+            Ok(Event::default().event("message").data(json))
+        });
+    let events = futures::stream::once(async move { Ok(endpoint) }).chain(messages);
+    Sse::new(events).keep_alive(KeepAlive::default())
+}
+
+#[derive(serde::Deserialize)]
+struct SessionQuery {
+    session_id: Option<String>,
+}
+
+async fn receive_message<F>(
+    State(state): State<Arc<AppState<F>>>,
+    Query(query): Query<SessionQuery>,
+    body: String,
+) -> Response {
+    let Some(session_id) = query.session_id else {
+        return (StatusCode::BAD_REQUEST, "session_id is required").into_response();
+    };
+    let sender = state.sessions.lock().expect("session map lock").get(&session_id).cloned();
+    let Some(sender) = sender else {
+        return (StatusCode::NOT_FOUND, "Could not find session").into_response();
+    };
+    let message: ClientJsonRpcMessage = match serde_json::from_str(&body) {
+        Ok(message) => message,
+        Err(err) => return (StatusCode::BAD_REQUEST, format!("Could not parse message: {err}")).into_response(),
+    };
+    match sender.send(message).await {
+        Ok(()) => (StatusCode::ACCEPTED, "Accepted").into_response(),
+        Err(_) => (StatusCode::GONE, "Session closed").into_response(),
+    }
+}
+
+/// Rejects requests whose `Host` is not a loopback name (DNS-rebinding protection).
+async fn loopback_host_only(request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if is_loopback_host(host) {
+        next.run(request).await
+    } else {
+        (StatusCode::FORBIDDEN, "Forbidden: Host header is not a loopback address").into_response()
+    }
+}
+
+fn is_loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_hosts_pass() {
+        for ok in ["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:80"] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for bad in ["evil.com", "evil.com:8000", "", "10.0.0.1"] {
+            assert!(!is_loopback_host(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The cairn program: its command line and the wiring from commands to surfaces.
+//!
+//! `cairn deepwork …` and the `deepwork` entry name share one command tree ([`deepwork_cli::DeepworkCommand`]), so
+//! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing.
+
+pub mod deepwork_cli;
+pub mod home;
+
+use clap::{Parser, Subcommand};
+
+/// cairn: MCP servers for AI agents (DeepWork-compatible workflows today).
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// The DeepWork-compatible workflow server and its tools (same commands as `deepwork`).
+    Deepwork {
+        /// The deepwork command.
+        #[command(subcommand)]
+        command: deepwork_cli::DeepworkCommand,
+    },
+}
+
+/// Runs a parsed `cairn` command line.
+pub async fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Deepwork { command } => deepwork_cli::run(command).await,
+    }
+}
+
+/// Sends logs to stderr (stdout may be the stdio JSON-RPC channel). `RUST_LOG` picks the level; by default cairn
+/// logs at `info` and the MCP library only its warnings.
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+}
