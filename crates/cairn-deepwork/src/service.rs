@@ -455,7 +455,7 @@ impl Deepwork {
 
     /// Validates a step's outputs, runs the quality gate, and advances (or completes) the workflow.
     pub fn finished_step(&self, root: &Path, cmd: FinishStep) -> Result<StepFinished> {
-        let session_id = require_session(cmd.session_id.as_deref(), SESSION_REQUIRED)?;
+        let session_id = require_session(cmd.session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
         if let Some(agent) = &cmd.agent_id {
             check_path_id("agent_id", agent).map_err(Error::Failed)?;
         }
@@ -602,7 +602,7 @@ impl Deepwork {
 
     /// Aborts the active workflow of the (session, agent) stack and resumes its parent.
     pub fn abort_workflow(&self, root: &Path, explanation: String, session_id: Option<String>, agent_id: Option<String>) -> Result<WorkflowAborted> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED)?;
+        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
         if let Some(agent) = &agent_id {
             check_path_id("agent_id", agent).map_err(Error::Failed)?;
         }
@@ -627,7 +627,7 @@ impl Deepwork {
 
     /// Goes back to an earlier (or the current) step, clearing progress from there on.
     pub fn go_to_step(&self, root: &Path, step_id: String, session_id: Option<String>, agent_id: Option<String>) -> Result<WentToStep> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED)?;
+        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
         if let Some(agent) = &agent_id {
             check_path_id("agent_id", agent).map_err(Error::Failed)?;
         }
@@ -673,8 +673,7 @@ impl Deepwork {
 
     /// Validates a job definition and stores it as a job of this session only.
     pub fn register_session_job(&self, root: &Path, job_name: &str, yaml: &str, session_id: Option<String>) -> Result<SessionJobRegistered> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS)?;
-        check_path_id("session_id", session_id).map_err(Error::Soft)?;
+        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS, Error::Soft)?;
         if !is_job_name(job_name) {
             return Err(Error::Soft(format!("Invalid job name '{job_name}': must match ^[a-z][a-z0-9_]*$")));
         }
@@ -708,8 +707,7 @@ impl Deepwork {
 
     /// The job.yml text of a session job.
     pub fn get_session_job(&self, root: &Path, job_name: &str, session_id: Option<String>) -> Result<SessionJob> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS)?;
-        check_path_id("session_id", session_id).map_err(Error::Soft)?;
+        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS, Error::Soft)?;
         let not_found = || Error::Soft(format!("Session job '{job_name}' not found for session '{session_id}'."));
         if !is_job_name(job_name) {
             return Err(not_found());
@@ -769,12 +767,13 @@ impl Deepwork {
     }
 }
 
-/// The session id, or the soft error DeepWork gives when it is missing; ids that could escape their directory fail.
-fn require_session<'a>(session_id: Option<&'a str>, missing: &str) -> Result<&'a str> {
+/// The session id, or the soft error DeepWork gives when it is missing. An id that could escape its directory is
+/// refused with `invalid` (a failed call, or a soft error for the session-job tools).
+fn require_session<'a>(session_id: Option<&'a str>, missing: &str, invalid: fn(String) -> Error) -> Result<&'a str> {
     match session_id.filter(|s| !s.is_empty()) {
         None => Err(Error::Soft(missing.to_owned())),
         Some(sid) => {
-            check_path_id("session_id", sid).map_err(Error::Failed)?;
+            check_path_id("session_id", sid).map_err(invalid)?;
             Ok(sid)
         }
     }

@@ -133,7 +133,8 @@ fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> 
 
 impl ServerHandler for DeepworkServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Prompts and resources are declared (and empty), as DeepWork does, so clients that list them get an answer.
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build())
             .with_server_info(Implementation::new("deepwork", env!("CARGO_PKG_VERSION")))
             .with_instructions(self.instructions.to_string())
     }

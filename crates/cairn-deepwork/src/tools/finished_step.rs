@@ -16,15 +16,15 @@ pub(crate) struct Params {
     /// Outputs by argument name: file_path outputs take a path or list of paths relative to the project root,
     /// string outputs a string. Outputs marked required: false may be left out.
     outputs: IndexMap<String, OutputValue>,
+    /// The session id given to start_workflow (or returned by it).
+    #[serde(default)]
+    session_id: Option<String>,
     /// What you did in this step: key decisions, approach, deviations. Process reviews judge it.
     #[serde(default)]
     work_summary: Option<String>,
     /// Skips the quality gate; say why it is not needed.
     #[serde(default)]
     quality_review_override_reason: Option<String>,
-    /// The session id given to start_workflow (or returned by it).
-    #[serde(default)]
-    session_id: Option<String>,
     /// Sub-agent id, when the workflow runs on an agent's own stack.
     #[serde(default)]
     agent_id: Option<String>,

@@ -1,0 +1,12 @@
+//! End-to-end tests of `cairn deepwork serve`: the real binary, driven by an MCP client over stdio and HTTP.
+
+// Test helpers are shared between modules of this one test binary; roots are deprecated upstream but DeepWork
+// clients still use them.
+#![allow(unreachable_pub, deprecated)]
+
+mod cli;
+mod concurrency;
+mod errors;
+mod protocol;
+mod support;
+mod workflows;
