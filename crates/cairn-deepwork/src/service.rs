@@ -19,7 +19,7 @@ use crate::ids::{check_path_id, is_job_name};
 use crate::job::{ArgumentType, JOB_SCHEMA, JobDefinition, parse_job};
 use crate::server_text;
 use crate::session::{StackFile, WorkflowSession};
-use crate::session_store::{SessionStore, read_stack, write_atomic};
+use crate::session_store::{Durability, SessionStore, read_stack, write_atomic};
 use crate::status::StatusWriter;
 use crate::step_info::{ActiveStepInfo, active_step_info, how_to_invoke, resolve_inputs};
 
@@ -307,13 +307,13 @@ impl Deepwork {
         let tmp = root.join(".deepwork").join("tmp");
         let gitignore = tmp.join(".gitignore");
         if !gitignore.exists()
-            && let Err(err) = write_atomic(&gitignore, GITIGNORE.as_bytes())
+            && let Err(err) = write_atomic(&gitignore, GITIGNORE.as_bytes(), Durability::Replaced)
         {
             tracing::warn!("could not create {}: {err}", gitignore.display());
         }
         let schema = root.join(".deepwork").join("job.schema.json");
         if std::fs::read_to_string(&schema).ok().as_deref() != Some(JOB_SCHEMA)
-            && let Err(err) = write_atomic(&schema, JOB_SCHEMA.as_bytes())
+            && let Err(err) = write_atomic(&schema, JOB_SCHEMA.as_bytes(), Durability::Replaced)
         {
             tracing::warn!("could not write {}: {err}", schema.display());
         }
@@ -693,7 +693,7 @@ impl Deepwork {
             )));
         }
         let _lock = store.lock(session_id).map_err(|e| Error::Soft(e.to_string()))?;
-        write_atomic(&job_dir.join("job.yml"), yaml.as_bytes()).map_err(|e| Error::Soft(e.to_string()))?;
+        write_atomic(&job_dir.join("job.yml"), yaml.as_bytes(), Durability::Synced).map_err(|e| Error::Soft(e.to_string()))?;
         Ok(SessionJobRegistered {
             status: "registered",
             job_name: job_name.to_owned(),

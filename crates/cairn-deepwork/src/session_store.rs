@@ -68,7 +68,7 @@ impl SessionStore {
     pub fn write(&self, session_id: &str, agent_id: Option<&str>, stack: &StackFile) -> std::io::Result<()> {
         let mut text = serde_json::to_string_pretty(stack).expect("state serializes");
         text.push('\n');
-        write_atomic(&self.stack_path(session_id, agent_id), text.as_bytes())
+        write_atomic(&self.stack_path(session_id, agent_id), text.as_bytes(), Durability::Synced)
     }
 
     /// Agent ids that have a stack file in this session, sorted.
@@ -102,8 +102,18 @@ pub fn read_stack(path: &Path) -> Result<StackFile, String> {
     })
 }
 
-/// Writes `bytes` to `path` through a synced temporary file in the same directory and a rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Whether a write must reach the disk before the file is replaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// fsync before the rename: the state survives a crash of the machine, not only of the process.
+    Synced,
+    /// Rename only: enough for files that are derived and rewritten on the next change (status files).
+    Replaced,
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename, so readers see the old or
+/// the new content, never a mix.
+pub fn write_atomic(path: &Path, bytes: &[u8], durability: Durability) -> std::io::Result<()> {
     let dir = path.parent().expect("state files live in a directory");
     std::fs::create_dir_all(dir)?;
     let mut temp = tempfile::Builder::new().prefix(".tmp").suffix(".tmp").tempfile_in(dir)?;
@@ -114,7 +124,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         // Temporary files are created private; state files are ordinary project files.
         temp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644))?;
     }
-    temp.as_file().sync_all()?;
+    if durability == Durability::Synced {
+        temp.as_file().sync_all()?;
+    }
     temp.persist(path).map_err(|err| err.error)?;
     Ok(())
 }

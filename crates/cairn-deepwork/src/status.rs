@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::job::JobDefinition;
 use crate::session::{WorkflowSession, now};
-use crate::session_store::{SessionStore, write_atomic};
+use crate::session_store::{Durability, SessionStore, write_atomic};
 
 /// Writes the status files of one project.
 #[derive(Debug, Clone)]
@@ -82,7 +82,7 @@ impl StatusWriter {
     fn write_yaml(&self, path: &Path, value: &Value) {
         let written = serde_saphyr::to_string(value)
             .map_err(|e| e.to_string())
-            .and_then(|text| write_atomic(path, text.as_bytes()).map_err(|e| e.to_string()));
+            .and_then(|text| write_atomic(path, text.as_bytes(), Durability::Replaced).map_err(|e| e.to_string()));
         if let Err(err) = written {
             tracing::warn!("could not write status file {}: {err}", path.display());
         }
