@@ -5,7 +5,7 @@
 //! first read to the last write, and validate everything before changing anything: a failed call leaves state as it
 //! was.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -60,6 +60,9 @@ pub struct Deepwork {
     config: Arc<Config>,
     cache: Arc<JobCache>,
     prepared_roots: Arc<Mutex<HashSet<PathBuf>>>,
+    /// Per root, the jobs the job manifest was last written from (by identity: the cache hands out the same `Arc`
+    /// until a job.yml changes), so an unchanged manifest is not rewritten.
+    manifests: Arc<Mutex<HashMap<PathBuf, Vec<Arc<JobDefinition>>>>>,
 }
 
 /// `get_workflows` result.
@@ -291,6 +294,7 @@ impl Deepwork {
             config: Arc::new(config),
             cache: Arc::new(JobCache::default()),
             prepared_roots: Arc::new(Mutex::new(HashSet::new())),
+            manifests: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -342,7 +346,7 @@ impl Deepwork {
     /// Lists jobs and workflows, and refreshes the job manifest status file.
     pub fn get_workflows(&self, root: &Path) -> WorkflowList {
         let (jobs, errors) = self.load_jobs(root);
-        StatusWriter::new(root).write_manifest(&jobs);
+        self.refresh_manifest(root, &jobs);
         WorkflowList {
             jobs: jobs
                 .iter()
@@ -369,6 +373,20 @@ impl Deepwork {
                 })
                 .collect(),
         }
+    }
+
+    /// Rewrites the job manifest status file unless it was written from these very jobs and still exists.
+    fn refresh_manifest(&self, root: &Path, jobs: &[Arc<JobDefinition>]) {
+        let writer = StatusWriter::new(root);
+        let mut manifests = self.manifests.lock().expect("manifest lock");
+        let unchanged = manifests.get(root).is_some_and(|last| {
+            last.len() == jobs.len() && last.iter().zip(jobs).all(|(a, b)| Arc::ptr_eq(a, b))
+        });
+        if unchanged && writer.manifest_path().exists() {
+            return;
+        }
+        writer.write_manifest(jobs);
+        manifests.insert(root.to_path_buf(), jobs.to_vec());
     }
 
     /// Finds and loads a job: the session's own job of that name first, then the job folders.

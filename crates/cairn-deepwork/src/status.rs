@@ -25,6 +25,11 @@ impl StatusWriter {
         StatusWriter { dir: root.join(".deepwork").join("tmp").join("status").join("v1") }
     }
 
+    /// Where the job manifest lives.
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir.join("job_manifest.yml")
+    }
+
     /// Rewrites `job_manifest.yml` (jobs and workflows sorted by name).
     pub fn write_manifest(&self, jobs: &[Arc<JobDefinition>]) {
         let mut jobs: Vec<&Arc<JobDefinition>> = jobs.iter().collect();
@@ -47,7 +52,7 @@ impl StatusWriter {
                 })
             })
             .collect();
-        self.write_yaml(&self.dir.join("job_manifest.yml"), &json!({ "jobs": jobs }));
+        self.write_yaml(&self.manifest_path(), &json!({ "jobs": jobs }));
     }
 
     /// Rewrites `sessions/<session_id>.yml`. `lookup` finds a job by name (None when it no longer loads).
