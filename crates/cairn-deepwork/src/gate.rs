@@ -1,15 +1,22 @@
 //! The quality gate `finished_step` runs before a step may advance.
 //!
-//! Today it validates file outputs against their argument's `json_schema` (files hold JSON or YAML). Review tasks
-//! (review blocks, process requirements, `.deepreview` rules, DeepSchemas) plug in here as further checks of the same
-//! [`GateInput`]. The gate returns the feedback to send back with `needs_work`, or `None` when the step may advance.
+//! First, file outputs are validated against their argument's `json_schema` (files hold JSON or YAML); any failure is
+//! the feedback. Then review tasks are collected: the step's own reviews (review blocks over all submitted files,
+//! process requirements, reviews of string outputs; see `step_reviews`) and the project's rules (`.deepreview`,
+//! DeepSchemas) over the submitted files that git sees as changed. Tasks whose review already passed for the same
+//! contents are skipped; the rest are written to instruction files and listed in the feedback. The gate returns the
+//! feedback to send back with `needs_work`, or `None` when the step may advance.
 
 use std::path::Path;
 
 use indexmap::IndexMap;
 use serde_json::Value;
 
+use crate::changed_files::{changed_files, reference_root};
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
+use crate::review::{build_tasks, format_tasks, write_instruction_files};
+use crate::review_rule::ReviewRule;
+use crate::step_reviews::step_reviews;
 use crate::yaml;
 
 /// What the gate looks at.
@@ -31,17 +38,62 @@ pub struct GateInput<'a> {
     pub work_summary: Option<&'a str>,
 }
 
-/// Runs the gate: `Some(feedback)` when the step needs more work.
-pub fn run(input: &GateInput<'_>) -> Option<String> {
+/// Runs the gate: `Some(feedback)` when the step needs more work. `project_rules` are the project's `.deepreview` and
+/// DeepSchema rules; `platform` picks reviewer agents and the task format. Fails only when instruction files cannot
+/// be written.
+pub fn run(input: &GateInput<'_>, project_rules: &[ReviewRule], platform: &str) -> Result<Option<String>, String> {
     let errors = json_schema_errors(input);
-    if errors.is_empty() {
-        return None;
+    if !errors.is_empty() {
+        let list: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
+        return Ok(Some(format!(
+            "JSON schema validation failed:\n\n{}\n\nFix these issues and call finished_step again.",
+            list.join("\n")
+        )));
     }
-    let list: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
-    Some(format!(
-        "JSON schema validation failed:\n\n{}\n\nFix these issues and call finished_step again.",
-        list.join("\n")
-    ))
+    let own = step_reviews(input, platform);
+    let files = submitted_files(input);
+    let mut tasks = build_tasks(&own.rules, &files, input.root, platform, false);
+    tasks.extend(own.inline_tasks);
+    if !files.is_empty() && !project_rules.is_empty() {
+        // Project rules only look at outputs this branch changed; a git failure means nothing changed.
+        let changed = changed_files(input.root, None).unwrap_or_default();
+        let changed_outputs: Vec<String> = files.iter().filter(|f| changed.binary_search(f).is_ok()).cloned().collect();
+        tasks.extend(build_tasks(project_rules, &changed_outputs, input.root, platform, false));
+    }
+    if tasks.is_empty() {
+        return Ok(None);
+    }
+    let pending = write_instruction_files(input.root, tasks)?;
+    if pending.is_empty() {
+        return Ok(None);
+    }
+    let list = format_tasks(&pending, platform, input.root, &reference_root(input.root));
+    Ok(Some(format!(
+        "Quality reviews are required before this step can advance.\n\n{list}\n\n## How to Run Reviews\n\n\
+         Launch each review task above as its own sub-agent, all in parallel. A task's prompt points at an instruction \
+         file: the reviewer reads it and follows it.\n\n## After Reviews\n\nA reviewer records a passing review with \
+         `mark_review_as_passed`. If you are sure a failing review's finding is wrong, you may mark that review as \
+         passed yourself; otherwise fix what the reviews found. Then call `finished_step` again: reviews whose files \
+         are unchanged since they passed are skipped."
+    )))
+}
+
+/// The submitted file outputs, in step order, relative to the project root.
+fn submitted_files(input: &GateInput<'_>) -> Vec<String> {
+    let mut files = Vec::new();
+    for name in input.step.outputs.keys() {
+        let (Some(value), Some(argument)) = (input.outputs.get(name), input.job.argument(name)) else { continue };
+        if argument.kind != ArgumentType::FilePath {
+            continue;
+        }
+        for path in paths(value) {
+            let relative = relative_output(input.root, path);
+            if !files.contains(&relative) {
+                files.push(relative);
+            }
+        }
+    }
+    files
 }
 
 /// Every file output whose argument has a `json_schema` is parsed (JSON or YAML) and validated.
@@ -82,6 +134,13 @@ fn segment(s: &jsonschema::paths::LocationSegment<'_>) -> String {
         jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
         jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
     }
+}
+
+/// An output path as review rules match it: relative to the project root (outputs are confined to the project).
+pub(crate) fn relative_output(root: &Path, path: &str) -> String {
+    Path::new(path)
+        .strip_prefix(root)
+        .map_or_else(|_| path.trim_start_matches("./").to_owned(), |p| p.display().to_string())
 }
 
 /// The path or paths of a file output value.

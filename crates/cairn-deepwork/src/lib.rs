@@ -5,11 +5,24 @@
 //! jobs ([`job`], [`discovery`], cached and invalidated on change), keeps each session's workflow stack in files
 //! ([`session`], [`session_store`]: locked per call, written atomically), tells the agent what each step needs
 //! ([`step_info`]), runs the quality gate ([`gate`]) and keeps status files for other tools ([`status`]).
+//!
+//! The review pipeline: rules come from `.deepreview` files ([`deepreview`]), DeepSchemas ([`deepschema`]) and job
+//! steps' review blocks (`step_reviews`), all as [`review_rule::ReviewRule`]s with DeepWork's glob semantics
+//! ([`glob`]); [`changed_files`] asks git what changed; [`review`] turns rules and files into tasks, review ids and
+//! instruction files; [`reviews`] holds the facade's review operations.
 
+pub mod changed_files;
+pub mod deepreview;
+pub mod deepschema;
 pub mod discovery;
 pub mod gate;
+pub mod glob;
 pub mod ids;
 pub mod job;
+mod project_files;
+pub mod review;
+pub mod review_rule;
+pub mod reviews;
 mod server_text;
 pub mod service;
 pub mod session;
@@ -17,6 +30,7 @@ pub mod session_store;
 pub mod standard_jobs;
 pub mod status;
 pub mod step_info;
+mod step_reviews;
 pub mod tools;
 mod yaml;
 

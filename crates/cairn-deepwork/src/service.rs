@@ -13,6 +13,8 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::deepreview::DeepreviewCache;
+use crate::deepschema::DeepschemaCache;
 use crate::discovery::{JobCache, LoadError, find_job_dir, job_folders, load_all};
 use crate::gate::{self, GateInput};
 use crate::ids::{check_path_id, is_job_name};
@@ -52,6 +54,10 @@ pub struct Config {
     pub standard_jobs: PathBuf,
     /// Extra job folders (`DEEPWORK_ADDITIONAL_JOBS_FOLDERS`).
     pub additional_job_folders: Vec<PathBuf>,
+    /// Folder of cairn's standard DeepSchemas.
+    pub standard_schemas: PathBuf,
+    /// Extra named-schema folders (`DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`).
+    pub additional_schema_folders: Vec<PathBuf>,
 }
 
 /// The deepwork service. Cheap to clone; holds no workflow state (that lives in files).
@@ -59,6 +65,8 @@ pub struct Config {
 pub struct Deepwork {
     config: Arc<Config>,
     cache: Arc<JobCache>,
+    deepreviews: Arc<DeepreviewCache>,
+    deepschemas: Arc<DeepschemaCache>,
     prepared_roots: Arc<Mutex<HashSet<PathBuf>>>,
     /// Per root, the jobs the job manifest was last written from (by identity: the cache hands out the same `Arc`
     /// until a job.yml changes), so an unchanged manifest is not rewritten.
@@ -293,6 +301,8 @@ impl Deepwork {
         Deepwork {
             config: Arc::new(config),
             cache: Arc::new(JobCache::default()),
+            deepreviews: Arc::new(DeepreviewCache::default()),
+            deepschemas: Arc::new(DeepschemaCache::default()),
             prepared_roots: Arc::new(Mutex::new(HashSet::new())),
             manifests: Arc::new(Mutex::new(HashMap::new())),
         }
@@ -301,6 +311,16 @@ impl Deepwork {
     /// The configuration.
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Parsed `.deepreview` files.
+    pub(crate) fn deepreview_cache(&self) -> &DeepreviewCache {
+        &self.deepreviews
+    }
+
+    /// Parsed DeepSchemas.
+    pub(crate) fn deepschema_cache(&self) -> &DeepschemaCache {
+        &self.deepschemas
     }
 
     /// Creates `.deepwork/tmp` (with its `.gitignore`) and `.deepwork/job.schema.json` under `root` once per process.
@@ -503,7 +523,10 @@ impl Deepwork {
                 input_values: &input_values,
                 work_summary: cmd.work_summary.as_deref(),
             };
-            if let Some(feedback) = gate::run(&gate_input) {
+            let project = self.project_rules(root);
+            let feedback = gate::run(&gate_input, &project.rules, &self.config.platform)
+                .map_err(|err| Error::Failed(format!("Could not write the review instruction files: {err}")))?;
+            if let Some(feedback) = feedback {
                 let active = stacks.own().workflow_stack.last_mut().expect("the stack has a top");
                 active.record_needs_work();
                 stacks.save_own()?;

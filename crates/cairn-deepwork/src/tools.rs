@@ -7,9 +7,13 @@
 
 mod abort_workflow;
 mod finished_step;
+mod get_configured_reviews;
+mod get_named_schemas;
+mod get_review_instructions;
 mod get_session_job;
 mod get_workflows;
 mod go_to_step;
+mod mark_review_as_passed;
 mod register_session_job;
 mod start_workflow;
 
@@ -67,6 +71,10 @@ impl DeepworkServer {
             go_to_step::tool(),
             register_session_job::tool(),
             get_session_job::tool(),
+            get_named_schemas::tool(),
+            get_review_instructions::tool(),
+            get_configured_reviews::tool(),
+            mark_review_as_passed::tool(),
         ]);
         DeepworkServer { service, roots, instructions, tools }
     }
@@ -83,23 +91,30 @@ impl DeepworkServer {
         root
     }
 
-    /// Runs `operation` against this call's root on a blocking thread and wraps its outcome for `tool`.
+    /// Runs `operation` against this call's root on a blocking thread (file locks and file I/O).
+    async fn on_root<T, F>(&self, context: &RequestContext<RoleServer>, operation: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Deepwork, &Path) -> T + Send + 'static,
+    {
+        let root = self.root(context).await;
+        let service = self.service.clone();
+        tokio::task::spawn_blocking(move || operation(&service, &root)).await.map_err(|err| format!("internal error: {err}"))
+    }
+
+    /// Runs a workflow operation and wraps its outcome for `tool`: a result object (plus `issue_detected` while some
+    /// job fails to load), a soft `{"error": …}` object, or an `isError` result.
     async fn run<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
     where
         T: Serialize + Send + 'static,
         F: FnOnce(&Deepwork, &Path) -> Result<T, Error> + Send + 'static,
     {
-        let root = self.root(context).await;
-        let service = self.service.clone();
-        let outcome = tokio::task::spawn_blocking(move || {
-            let outcome = operation(&service, &root);
-            let issue = service.issue_detected(&root);
-            (outcome, issue)
-        })
-        .await;
+        let outcome = self
+            .on_root(context, move |service, root| (operation(service, root), service.issue_detected(root)))
+            .await;
         let (outcome, issue) = match outcome {
             Ok(pair) => pair,
-            Err(err) => return envelope::error(format!("Error calling tool '{tool}': internal error: {err}")),
+            Err(err) => return envelope::error(format!("Error calling tool '{tool}': {err}")),
         };
         match outcome {
             Ok(value) => {
@@ -113,6 +128,29 @@ impl DeepworkServer {
             Err(Error::Failed(message)) => envelope::error(format!("Error calling tool '{tool}': {message}")),
         }
     }
+
+    /// Runs an operation whose result is one string (the review tools).
+    async fn run_text<F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
+    where
+        F: FnOnce(&Deepwork, &Path) -> String + Send + 'static,
+    {
+        match self.on_root(context, operation).await {
+            Ok(text) => envelope::text(text),
+            Err(err) => envelope::error(format!("Error calling tool '{tool}': {err}")),
+        }
+    }
+
+    /// Runs an operation whose result is a list (the review tools).
+    async fn run_list<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Deepwork, &Path) -> Vec<T> + Send + 'static,
+    {
+        match self.on_root(context, operation).await {
+            Ok(items) => envelope::list(items.into_iter().map(|i| serde_json::to_value(i).expect("items serialize")).collect()),
+            Err(err) => envelope::error(format!("Error calling tool '{tool}': {err}")),
+        }
+    }
 }
 
 fn with_issue(mut value: Value, issue: Option<String>) -> Value {
@@ -124,11 +162,25 @@ fn with_issue(mut value: Value, issue: Option<String>) -> Value {
 
 /// Describes a tool whose arguments are `P` and whose result is an object.
 fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
+    tool_with::<P>(name, description, envelope::object_schema())
+}
+
+/// Describes a tool whose result is `{"result": [item, …]}`.
+fn list_tool<P: JsonSchema>(name: &'static str, description: &'static str, item: Value) -> Tool {
+    tool_with::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "array", "items": item})))
+}
+
+/// Describes a tool whose result is `{"result": "<text>"}`.
+fn text_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
+    tool_with::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "string"})))
+}
+
+fn tool_with<P: JsonSchema>(name: &'static str, description: &'static str, output: serde_json::Map<String, Value>) -> Tool {
     let schema = serde_json::to_value(schemars::schema_for!(P)).expect("schemas serialize");
     let Value::Object(mut input) = schema else { unreachable!("a schema for a struct is an object") };
     input.remove("$schema");
     input.remove("title");
-    Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(envelope::object_schema()))
+    Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(output))
 }
 
 impl ServerHandler for DeepworkServer {
@@ -165,6 +217,10 @@ impl ServerHandler for DeepworkServer {
             "go_to_step" => go_to_step::call(self, args, &context).await,
             "register_session_job" => register_session_job::call(self, args, &context).await,
             "get_session_job" => get_session_job::call(self, args, &context).await,
+            "get_named_schemas" => get_named_schemas::call(self, args, &context).await,
+            "get_review_instructions" => get_review_instructions::call(self, args, &context).await,
+            "get_configured_reviews" => get_configured_reviews::call(self, args, &context).await,
+            "mark_review_as_passed" => mark_review_as_passed::call(self, args, &context).await,
             other => envelope::error(format!("Unknown tool: '{other}'")),
         };
         Ok(result.into())

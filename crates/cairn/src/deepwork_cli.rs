@@ -90,11 +90,15 @@ fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
     let home = cairn_home();
     let standard_jobs = standard_jobs::materialize(&home)
         .with_context(|| format!("could not write cairn's standard jobs under {}", home.display()))?;
-    let additional = std::env::var("DEEPWORK_ADDITIONAL_JOBS_FOLDERS").map(|v| split_folder_list(&v)).unwrap_or_default();
+    let standard_schemas = standard_jobs::materialize_schemas(&home)
+        .with_context(|| format!("could not write cairn's standard schemas under {}", home.display()))?;
+    let folders = |var: &str| std::env::var(var).map(|v| split_folder_list(&v)).unwrap_or_default();
     Ok(Deepwork::new(Config {
         platform: platform.filter(|p| !p.is_empty()).unwrap_or_else(|| "claude".into()),
         standard_jobs,
-        additional_job_folders: additional,
+        additional_job_folders: folders("DEEPWORK_ADDITIONAL_JOBS_FOLDERS"),
+        standard_schemas,
+        additional_schema_folders: folders("DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS"),
     }))
 }
 

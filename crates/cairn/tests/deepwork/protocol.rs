@@ -8,7 +8,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::support::*;
 
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 11] = [
     "get_workflows",
     "start_workflow",
     "finished_step",
@@ -16,6 +16,10 @@ const TOOLS: [&str; 7] = [
     "go_to_step",
     "register_session_job",
     "get_session_job",
+    "get_named_schemas",
+    "get_review_instructions",
+    "get_configured_reviews",
+    "mark_review_as_passed",
 ];
 
 #[tokio::test(flavor = "multi_thread")]

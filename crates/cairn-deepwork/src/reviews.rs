@@ -1,0 +1,147 @@
+//! The review operations of the deepwork facade: review tasks for changed files, the configured rules, passing a
+//! review, and the named DeepSchemas. They work outside any workflow session.
+//!
+//! Project rules are the `.deepreview` rules (files deepest first) followed by the DeepSchema rules; both come from
+//! caches that re-read only what changed.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::changed_files::{changed_files, reference_root};
+use crate::deepschema::{NamedSchemaInfo, schema_folders};
+use crate::glob::is_catch_all;
+use crate::review::{build_tasks, format_tasks, mark_passed, rule_matches_any, write_instruction_files};
+use crate::review_rule::ReviewRule;
+use crate::service::Deepwork;
+
+/// A configured rule as `get_configured_reviews` lists it.
+#[derive(Debug, Serialize)]
+pub struct ConfiguredReview {
+    /// Rule name (or `PARSE_ERROR:<path>` for a `.deepreview` that failed to load).
+    pub name: String,
+    /// Its description (or the error).
+    pub description: String,
+    /// `<file relative to the root>:<line>`; absolute for files outside the project.
+    pub defining_file: String,
+}
+
+/// Project rules and the problems met loading them.
+pub(crate) struct ProjectRules {
+    /// `.deepreview` rules, then DeepSchema rules.
+    pub(crate) rules: Vec<ReviewRule>,
+    /// `(file, error)` of `.deepreview` files that failed to load.
+    pub(crate) deepreview_errors: Vec<(PathBuf, String)>,
+    /// `(manifest, error)` of DeepSchemas that failed to load.
+    pub(crate) schema_errors: Vec<(PathBuf, String)>,
+}
+
+impl Deepwork {
+    /// The project's `.deepreview` and DeepSchema rules.
+    pub(crate) fn project_rules(&self, root: &Path) -> ProjectRules {
+        let reviews = self.deepreview_cache().load(root);
+        let schemas = self.deepschema_cache().load(root, &self.schema_folders(root));
+        let mut rules = reviews.rules.clone();
+        rules.extend(schemas.rules.iter().cloned());
+        ProjectRules {
+            rules,
+            deepreview_errors: reviews.errors.clone(),
+            schema_errors: schemas.errors.clone(),
+        }
+    }
+
+    fn schema_folders(&self, root: &Path) -> Vec<PathBuf> {
+        let config = self.config();
+        schema_folders(root, &config.standard_schemas, &config.additional_schema_folders)
+    }
+
+    /// Review tasks for `files` (or, when `None`, the files changed on this branch), written to instruction files and
+    /// formatted for the platform. Every outcome is a message for the agent.
+    pub fn get_review_instructions(&self, root: &Path, files: Option<Vec<String>>) -> String {
+        let project = self.project_rules(root);
+        let mut problems: Vec<String> = project
+            .deepreview_errors
+            .iter()
+            .map(|(path, err)| format!("  - {}: {err}", path.display()))
+            .collect();
+        // DeepSchema messages already name their manifest.
+        problems.extend(project.schema_errors.iter().map(|(_, err)| format!("  - deepschema: {err}")));
+        if project.rules.is_empty() {
+            return if problems.is_empty() {
+                "No .deepreview configuration files or DeepSchema definitions found.".to_owned()
+            } else {
+                format!("No valid review rules found. Parse errors:\n{}", problems.join("\n"))
+            };
+        }
+        let explicit = files.is_some();
+        let files = match files {
+            Some(mut files) => {
+                files.sort();
+                files.dedup();
+                files
+            }
+            None => match changed_files(root, None) {
+                Ok(files) => files,
+                Err(err) => return format!("Review error: Git error: {err}"),
+            },
+        };
+        if files.is_empty() {
+            return "No changed files detected.".to_owned();
+        }
+        let platform = &self.config().platform;
+        let tasks = build_tasks(&project.rules, &files, root, platform, explicit);
+        if tasks.is_empty() {
+            return "No review rules matched the changed files.".to_owned();
+        }
+        let pending = match write_instruction_files(root, tasks) {
+            Ok(pending) => pending,
+            Err(err) => return format!("Review error: Error writing instruction files: {err}"),
+        };
+        let body = format_tasks(&pending, platform, root, &reference_root(root));
+        if problems.is_empty() {
+            body
+        } else {
+            format!("Warning: Some .deepreview files could not be parsed:\n{}\n\n{body}", problems.join("\n"))
+        }
+    }
+
+    /// Every configured rule, or those matching at least one of `only_matching` (catch-all rules left out then),
+    /// followed by `.deepreview` files that failed to load.
+    pub fn get_configured_reviews(&self, root: &Path, only_matching: Option<Vec<String>>) -> Vec<ConfiguredReview> {
+        let project = self.project_rules(root);
+        let mut listed: Vec<ConfiguredReview> = project
+            .rules
+            .iter()
+            .filter(|rule| match &only_matching {
+                None => true,
+                Some(files) => !is_catch_all(&rule.include) && rule_matches_any(rule, files, root),
+            })
+            .map(|rule| ConfiguredReview {
+                name: rule.name.clone(),
+                description: rule.description.clone(),
+                defining_file: format!("{}:{}", display_relative(root, &rule.source_file), rule.source_line),
+            })
+            .collect();
+        listed.extend(project.deepreview_errors.iter().map(|(path, err)| ConfiguredReview {
+            name: format!("PARSE_ERROR:{}", path.display()),
+            description: err.clone(),
+            defining_file: path.display().to_string(),
+        }));
+        listed
+    }
+
+    /// Records that a review passed; the message says what happened or what was wrong with the id.
+    pub fn mark_review_as_passed(&self, root: &Path, review_id: &str) -> String {
+        mark_passed(root, review_id).unwrap_or_else(|err| err)
+    }
+
+    /// Every named DeepSchema: project, standard, then extra folders.
+    pub fn get_named_schemas(&self, root: &Path) -> Vec<NamedSchemaInfo> {
+        self.deepschema_cache().load(root, &self.schema_folders(root)).named_schemas.clone()
+    }
+}
+
+/// `path` relative to `root` when inside it, else absolute.
+fn display_relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root).map_or_else(|_| path.display().to_string(), |rel| rel.display().to_string())
+}
