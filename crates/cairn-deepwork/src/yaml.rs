@@ -33,15 +33,27 @@ impl Document {
 
 /// Parses YAML text. The error message says what is wrong and at which line and column.
 pub(crate) fn parse(text: &str) -> Result<Document, String> {
-    let options = serde_saphyr::options! { legacy_octal_numbers: true };
+    // PyYAML compatibility: 0755-style octals, and a repeated key keeps its last value.
+    let options = serde_saphyr::options! {
+        legacy_octal_numbers: true,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
+    };
     let root: Option<Spanned<Node>> =
         serde_saphyr::from_str_with_options(text, options).map_err(|err| err.to_string())?;
     let mut positions = HashMap::new();
     let value = match root {
-        Some(node) => flatten(node, String::new(), &mut positions),
+        Some(node) => flatten(node, String::new(), text, &mut positions),
         None => Value::Null,
     };
     Ok(Document { value, positions })
+}
+
+/// The source text of a scalar node, when the parser knows its byte span.
+fn source_text<'t>(location: &serde_saphyr::Location, text: &'t str) -> Option<&'t str> {
+    let span = location.span();
+    let start = usize::try_from(span.byte_offset()?).ok()?;
+    let len = usize::try_from(span.byte_len()?).ok()?;
+    text.get(start..start + len)
 }
 
 /// A YAML node whose children remember their positions.
@@ -51,28 +63,39 @@ enum Node {
     Number(Number),
     String(String),
     Seq(Vec<Spanned<Node>>),
-    Map(Vec<(String, Spanned<Node>)>),
+    Map(Vec<(Spanned<Node>, Spanned<Node>)>),
 }
 
-fn flatten(node: Spanned<Node>, pointer: String, positions: &mut HashMap<String, (u64, u64)>) -> Value {
+fn flatten(node: Spanned<Node>, pointer: String, text: &str, positions: &mut HashMap<String, (u64, u64)>) -> Value {
     positions.insert(pointer.clone(), (node.referenced.line(), node.referenced.column()));
     match node.value {
         Node::Null => Value::Null,
-        Node::Bool(b) => Value::Bool(b),
+        Node::Bool(b) => match source_text(&node.referenced, text) {
+            // YAML 1.1 as PyYAML reads it: `y` and `n` are strings, not booleans.
+            Some(word @ ("y" | "Y" | "n" | "N")) => Value::String(word.to_owned()),
+            _ => Value::Bool(b),
+        },
         Node::Number(n) => Value::Number(n),
         Node::String(s) => Value::String(s),
         Node::Seq(items) => Value::Array(
             items
                 .into_iter()
                 .enumerate()
-                .map(|(i, item)| flatten(item, format!("{pointer}/{i}"), positions))
+                .map(|(i, item)| flatten(item, format!("{pointer}/{i}"), text, positions))
                 .collect(),
         ),
         Node::Map(entries) => {
             let mut map = Map::new();
             for (key, item) in entries {
+                let key = match flatten(key, String::from("#key"), text, &mut HashMap::new()) {
+                    Value::String(s) => s,
+                    Value::Bool(b) => if b { "True".into() } else { "False".into() },
+                    Value::Null => "None".into(),
+                    other => other.to_string(),
+                };
+                // Duplicate keys: the last one wins, as in PyYAML.
                 let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
-                let value = flatten(item, child, positions);
+                let value = flatten(item, child, text, positions);
                 map.insert(key, value);
             }
             Value::Object(map)
@@ -129,19 +152,12 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Seq(items))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Node, A::Error> {
-        let mut entries: Vec<(String, Spanned<Node>)> = Vec::new();
-        while let Some(key) = map.next_key::<Node>()? {
-            let key = match key {
-                Node::String(s) => s,
-                Node::Bool(b) => if b { "True".into() } else { "False".into() },
-                Node::Number(n) => n.to_string(),
-                Node::Null => "None".into(),
-                Node::Seq(_) | Node::Map(_) => return Err(de::Error::custom("a mapping key must be a scalar")),
-            };
-            let value = map.next_value::<Spanned<Node>>()?;
-            // Duplicate keys: the last one wins, as in PyYAML.
-            entries.retain(|(k, _)| *k != key);
-            entries.push((key, value));
+        let mut entries = Vec::new();
+        while let Some(key) = map.next_key::<Spanned<Node>>()? {
+            if matches!(key.value, Node::Seq(_) | Node::Map(_)) {
+                return Err(de::Error::custom("a mapping key must be a scalar"));
+            }
+            entries.push((key, map.next_value::<Spanned<Node>>()?));
         }
         Ok(Node::Map(entries))
     }
@@ -153,8 +169,11 @@ mod tests {
 
     #[test]
     fn keeps_order_and_positions() {
-        let doc = parse("b: 1\na:\n  - x\n  - {c: yes}\n").unwrap();
-        assert_eq!(serde_json::to_string(&doc.value).unwrap(), r#"{"b":1,"a":["x",{"c":true}]}"#);
+        let doc = parse("b: 1\na:\n  - x\n  - {c: yes, d: y, e: N, y: 2, 3: z, b: 0}\nb: 4\n").unwrap();
+        assert_eq!(
+            serde_json::to_string(&doc.value).unwrap(),
+            r#"{"b":4,"a":["x",{"c":true,"d":"y","e":"N","y":2,"3":"z","b":0}]}"#
+        );
         assert_eq!(doc.position("/a/0"), Some((3, 5)));
         assert_eq!(doc.position("/a/1/missing").map(|p| p.0), Some(4));
     }
