@@ -12,10 +12,11 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::process::{Finished, run_with_timeout};
 
 /// Branches tried, in order, when `origin/HEAD` does not name the default branch.
 const DEFAULT_BRANCH_CANDIDATES: [&str; 4] = ["origin/main", "origin/master", "main", "master"];
@@ -26,6 +27,16 @@ const REFERENCE_ROOT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Variables that would point git at another repository, index or work tree than the one containing the root.
 const LOCATION_VARIABLES: [&str; 6] =
     ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_NAMESPACE"];
+
+/// `git` run in `dir` with stdin closed and without the variables that could point it at another repository.
+pub(crate) fn git_command(dir: &Path) -> Command {
+    let mut command = Command::new("git");
+    command.current_dir(dir).stdin(Stdio::null());
+    for name in LOCATION_VARIABLES {
+        command.env_remove(name);
+    }
+    command
+}
 
 /// Changed files relative to the project root `root` (which may be a subdirectory of the repository or a linked
 /// worktree), sorted (byte order), de-duplicated, deleted files excluded, files outside `root` dropped.
@@ -60,11 +71,8 @@ impl Git {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut command = Command::new("git");
-        command.args(args).current_dir(&self.root).stdin(Stdio::null());
-        for name in LOCATION_VARIABLES {
-            command.env_remove(name);
-        }
+        let mut command = git_command(&self.root);
+        command.args(args);
         command.envs(self.env.iter().map(|(k, v)| (k, v)));
         command
     }
@@ -202,22 +210,10 @@ impl Git {
 
     /// Stdout of a successful git run that finishes within `timeout` (killed otherwise).
     fn stdout_within(&self, args: &[&str], timeout: Duration) -> Option<String> {
-        let mut child = self.command(args).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
-        let deadline = Instant::now() + timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return None;
-                }
-            }
-        };
-        let mut stdout = String::new();
-        child.stdout.take()?.read_to_string(&mut stdout).ok()?;
-        status.success().then_some(stdout)
+        match run_with_timeout(self.command(args), timeout) {
+            Finished::Exited(output) if output.status.success() => String::from_utf8(output.stdout).ok(),
+            _ => None,
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::changed_files::{changed_files, reference_root};
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
-use crate::review::{build_tasks, format_tasks, write_instruction_files};
+use crate::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
 use crate::review_rule::ReviewRule;
 use crate::step_reviews::step_reviews;
 use crate::yaml;
@@ -87,7 +87,7 @@ fn submitted_files(input: &GateInput<'_>) -> Vec<String> {
             continue;
         }
         for path in paths(value) {
-            let relative = relative_output(input.root, path);
+            let relative = root_relative(input.root, path);
             if !files.contains(&relative) {
                 files.push(relative);
             }
@@ -134,13 +134,6 @@ fn segment(s: &jsonschema::paths::LocationSegment<'_>) -> String {
         jsonschema::paths::LocationSegment::Property(p) => p.to_string(),
         jsonschema::paths::LocationSegment::Index(i) => i.to_string(),
     }
-}
-
-/// An output path as review rules match it: relative to the project root (outputs are confined to the project).
-pub(crate) fn relative_output(root: &Path, path: &str) -> String {
-    Path::new(path)
-        .strip_prefix(root)
-        .map_or_else(|_| path.trim_start_matches("./").to_owned(), |p| p.display().to_string())
 }
 
 /// The path or paths of a file output value.

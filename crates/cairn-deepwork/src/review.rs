@@ -69,6 +69,18 @@ pub struct PendingReview {
     pub instruction_file: PathBuf,
 }
 
+/// `file` as review rules match it: relative to `root` (an absolute path inside `root` made relative), without a
+/// leading `./`.
+pub fn root_relative(root: &Path, file: &str) -> String {
+    let path = Path::new(file);
+    let relative = path.strip_prefix(root).unwrap_or(path).to_string_lossy();
+    let mut relative = relative.as_ref();
+    while let Some(rest) = relative.strip_prefix("./") {
+        relative = rest.trim_start_matches('/');
+    }
+    relative.to_owned()
+}
+
 /// The tasks `rules` ask for over `files` (root-relative, `/`-separated, in the given order), per rule in rule order.
 ///
 /// `platform` picks the rule's agent; `drop_catch_all` (the caller passed explicit files) skips catch-all rules.

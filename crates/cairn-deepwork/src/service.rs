@@ -328,13 +328,7 @@ impl Deepwork {
         if !self.prepared_roots.lock().expect("prepared roots lock").insert(root.to_path_buf()) {
             return;
         }
-        let tmp = root.join(".deepwork").join("tmp");
-        let gitignore = tmp.join(".gitignore");
-        if !gitignore.exists()
-            && let Err(err) = write_atomic(&gitignore, GITIGNORE.as_bytes(), Durability::Replaced)
-        {
-            tracing::warn!("could not create {}: {err}", gitignore.display());
-        }
+        prepare_tmp_dir(root);
         let schema = root.join(".deepwork").join("job.schema.json");
         if std::fs::read_to_string(&schema).ok().as_deref() != Some(JOB_SCHEMA)
             && let Err(err) = write_atomic(&schema, JOB_SCHEMA.as_bytes(), Durability::Replaced)
@@ -805,6 +799,17 @@ impl Deepwork {
             entry["total_steps"] = Value::from(workflow.steps.len());
         }
         entry
+    }
+}
+
+/// Creates `<root>/.deepwork/tmp/.gitignore` (ignore everything there but itself) if it is missing, so cairn's scratch
+/// files (sessions, status, review instructions) never show up as changes. Failures are only logged.
+pub fn prepare_tmp_dir(root: &Path) {
+    let gitignore = root.join(".deepwork").join("tmp").join(".gitignore");
+    if !gitignore.exists()
+        && let Err(err) = write_atomic(&gitignore, GITIGNORE.as_bytes(), Durability::Replaced)
+    {
+        tracing::warn!("could not create {}: {err}", gitignore.display());
     }
 }
 

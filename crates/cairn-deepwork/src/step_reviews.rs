@@ -7,7 +7,8 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::gate::{GateInput, paths, relative_output};
+use crate::gate::{GateInput, paths};
+use crate::review::root_relative;
 use crate::job::{ArgumentType, ReviewBlock};
 use crate::review_rule::{ReviewRule, ReviewTask, Strategy};
 
@@ -35,7 +36,7 @@ pub(crate) fn step_reviews(input: &GateInput<'_>, platform: &str) -> StepReviews
         let Some(value) = input.outputs.get(output) else { continue };
         let Some(argument) = input.job.argument(output) else { continue };
         let blocks: Vec<&ReviewBlock> = output_ref.review.iter().chain(argument.review.iter()).collect();
-        let files: Vec<String> = paths(value).into_iter().map(|p| relative_output(input.root, p)).collect();
+        let files: Vec<String> = paths(value).into_iter().map(|p| root_relative(input.root, p)).collect();
         if argument.kind == ArgumentType::FilePath {
             all_files.extend(files.iter().cloned());
         }

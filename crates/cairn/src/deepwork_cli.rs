@@ -1,10 +1,18 @@
-//! The `deepwork` command tree: `serve` (the MCP server, DeepWork's options) and `jobs get-stack`.
+//! The `deepwork` command tree: `serve` (the MCP server, DeepWork's options), `review` (review instructions for the
+//! changed files, from `.deepreview` rules only), `jobs get-stack`, and `hook <name>` (the agent hooks of
+//! `cairn_deepwork::hooks`). Each command is self-contained: no `bash`, `jq` or Python needed (spec §17 #245).
 
+use std::io::{IsTerminal, Read};
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use cairn_deepwork::changed_files::{changed_files, reference_root};
+use cairn_deepwork::deepreview::DeepreviewCache;
 use cairn_deepwork::discovery::split_folder_list;
+use cairn_deepwork::hooks::{self, Hook, HookPlatform};
+use cairn_deepwork::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
+use cairn_deepwork::service::prepare_tmp_dir;
 use cairn_deepwork::{Config, Deepwork, DeepworkServer, RootSource, standard_jobs};
 use cairn_mcp::HttpOptions;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -25,6 +33,16 @@ pub struct DeepworkCli {
 pub enum DeepworkCommand {
     /// Serve the workflow tools over MCP.
     Serve(ServeArgs),
+    /// Write review instructions for the changed files (`.deepreview` rules only) and print the list of reviews.
+    ///
+    /// Files come from `--files`, else from standard input (one per line) when it is not a terminal, else from git
+    /// (changed on this branch, plus staged and untracked files).
+    Review(ReviewArgs),
+    /// Run an agent hook: reads the hook event JSON on standard input and prints the hook's JSON answer.
+    Hook {
+        /// The hook: `deepschema_write` or `post_commit_reminder`.
+        name: String,
+    },
     /// Job and session commands.
     Jobs {
         /// The jobs command.
@@ -42,6 +60,23 @@ pub enum JobsCommand {
         #[arg(long)]
         path: Option<PathBuf>,
     },
+}
+
+/// `deepwork review` options.
+#[derive(Debug, clap::Args)]
+pub struct ReviewArgs {
+    /// Platform the instructions are for: `claude` gets the Claude Code task list, other platforms a plain list.
+    #[arg(long = "instructions-for", value_name = "PLATFORM")]
+    pub instructions_for: String,
+    /// Git ref to compare against instead of the default branch (still from the merge-base; git source only).
+    #[arg(long, value_name = "REF")]
+    pub base_ref: Option<String>,
+    /// Project root (default: current directory).
+    #[arg(long)]
+    pub path: Option<PathBuf>,
+    /// Files to review, relative to the project root (repeatable; skips git and standard input).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub files: Vec<String>,
 }
 
 /// Transports `deepwork serve` speaks.
@@ -82,6 +117,8 @@ pub struct ServeArgs {
 pub async fn run(command: DeepworkCommand) -> anyhow::Result<()> {
     match command {
         DeepworkCommand::Serve(args) => serve(args).await,
+        DeepworkCommand::Review(args) => review(args),
+        DeepworkCommand::Hook { name } => hook(&name),
         DeepworkCommand::Jobs { command: JobsCommand::GetStack { path } } => get_stack(path),
     }
 }
@@ -136,5 +173,74 @@ fn get_stack(path: Option<PathBuf>) -> anyhow::Result<()> {
     let sessions = service(None)?.active_sessions(&root);
     let out = serde_json::json!({ "active_sessions": sessions });
     println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
+}
+
+fn review(args: ReviewArgs) -> anyhow::Result<()> {
+    let root = project_dir(args.path)?;
+    let rules = DeepreviewCache::default().load(&root);
+    for (path, error) in &rules.errors {
+        eprintln!("Warning: {}: {error}", path.display());
+    }
+    if rules.rules.is_empty() {
+        println!("No .deepreview configuration files found.");
+        return Ok(());
+    }
+    let files = match listed_files(&root, args.files) {
+        Some(files) => files,
+        None => changed_files(&root, args.base_ref.as_deref()).map_err(anyhow::Error::msg)?,
+    };
+    if files.is_empty() {
+        println!("No changed files detected.");
+        return Ok(());
+    }
+    let platform = args.instructions_for.as_str();
+    let tasks = build_tasks(&rules.rules, &files, &root, platform, false);
+    if tasks.is_empty() {
+        println!("No review rules matched the changed files.");
+        return Ok(());
+    }
+    prepare_tmp_dir(&root);
+    let pending = write_instruction_files(&root, tasks)
+        .map_err(|err| anyhow::anyhow!("could not write the review instruction files: {err}"))?;
+    println!("{}", format_tasks(&pending, platform, &root, &reference_root(&root)));
+    Ok(())
+}
+
+/// The files named by `--files`, else by standard input when it is not a terminal (one per line, blank lines
+/// skipped); `None` when neither names any. Paths become relative to `root` (a leading `./` dropped, an absolute path
+/// inside `root` made relative), sorted and de-duplicated.
+fn listed_files(root: &Path, files: Vec<String>) -> Option<Vec<String>> {
+    let mut files = files;
+    if files.is_empty() && !std::io::stdin().is_terminal() {
+        let mut text = String::new();
+        // Unreadable input names no files.
+        let _ = std::io::stdin().read_to_string(&mut text);
+        files = text.lines().map(str::to_owned).collect();
+    }
+    let mut files: Vec<String> =
+        files.iter().map(|f| f.trim()).filter(|f| !f.is_empty()).map(|f| root_relative(root, f)).collect();
+    if files.is_empty() {
+        return None;
+    }
+    files.sort();
+    files.dedup();
+    Some(files)
+}
+
+fn hook(name: &str) -> anyhow::Result<()> {
+    let Some(hook) = Hook::from_name(name) else { anyhow::bail!(Hook::not_found(name)) };
+    let mut input = String::new();
+    if !std::io::stdin().is_terminal() {
+        // Unreadable input is an empty event.
+        let _ = std::io::stdin().read_to_string(&mut input);
+    }
+    let platform = HookPlatform::from_setting(std::env::var("DEEPWORK_HOOK_PLATFORM").ok().as_deref());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let output = match service(None) {
+        Ok(service) => service.run_hook(hook, &input, platform, &cwd),
+        Err(err) => hooks::error_output(hook.name(), &format!("{err:#}")),
+    };
+    println!("{output}");
     Ok(())
 }
