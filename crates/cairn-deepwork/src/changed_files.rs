@@ -39,7 +39,8 @@ pub(crate) fn git_command(dir: &Path) -> Command {
 }
 
 /// Changed files relative to the project root `root` (which may be a subdirectory of the repository or a linked
-/// worktree), sorted (byte order), de-duplicated, deleted files excluded, files outside `root` dropped.
+/// worktree), sorted (byte order), de-duplicated, deleted files excluded, files outside `root` and under
+/// `.deepwork/tmp/` dropped.
 /// `base_ref`: use this ref instead of detecting the default branch (still merge-based).
 ///
 /// In a repository without commits the result is the staged and untracked files. Outside a repository (or without a
@@ -133,7 +134,8 @@ impl Git {
         )?);
         // Run in the root, `ls-files` lists only files below it, relative to it.
         files.extend(self.list("git ls-files", &["ls-files", "--others", "--exclude-standard", "-z"])?);
-        Ok(files.into_iter().collect())
+        // cairn's own scratch folder (sessions, status, review instructions) is never a change to review.
+        Ok(files.into_iter().filter(|f| !f.starts_with(".deepwork/tmp/")).collect())
     }
 
     /// Fails with `git diff failed: …` unless the root is inside a git work tree (outside one, `git diff` would fall
