@@ -316,7 +316,9 @@ pub fn mark_passed(root: &Path, review_id: &str) -> Result<String, String> {
     if review_id.trim().is_empty() {
         return Err("Validation error: review_id must not be empty.".to_owned());
     }
-    if review_id.contains("..") || review_id.contains(['/', '\\', '\0']) {
+    // The id becomes one file name: separators and the `.`/`..` names could leave the directory. Dots inside a name
+    // are fine (a file `notes...md` gives an id with `...` in it, and its review must be passable).
+    if matches!(review_id, "." | "..") || review_id.contains(['/', '\\', '\0']) {
         return Err("Validation error: review_id must not contain path traversal sequences.".to_owned());
     }
     let dir = instructions_dir(root);
@@ -624,10 +626,11 @@ mod tests {
         let traversal = "Validation error: review_id must not contain path traversal sequences.";
         assert_eq!(mark_passed(root.path(), "").unwrap_err(), empty);
         assert_eq!(mark_passed(root.path(), "  \t").unwrap_err(), empty);
-        for bad in ["../x", "a..b", "/etc/passwd", "a/b", "a\\b", "a\0b"] {
+        for bad in ["..", ".", "../x", "/etc/passwd", "a/b", "a\\b", "a\0b"] {
             assert_eq!(mark_passed(root.path(), bad).unwrap_err(), traversal, "{bad:?}");
         }
         assert!(!root.path().join(".deepwork").exists(), "nothing written for refused ids");
+        assert!(mark_passed(root.path(), "md--what...md--73cb3858a687").is_ok(), "dots inside the id are fine");
         assert_eq!(
             mark_passed(root.path(), "r--a.md--8af1d328d75e").unwrap(),
             "Review 'r--a.md--8af1d328d75e' marked as passed."

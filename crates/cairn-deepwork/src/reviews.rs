@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::changed_files::{changed_files, reference_root};
 use crate::deepschema::{NamedSchemaInfo, schema_folders};
 use crate::glob::is_catch_all;
-use crate::review::{build_tasks, format_tasks, mark_passed, rule_matches_any, write_instruction_files};
+use crate::review::{build_tasks, format_tasks, mark_passed, root_relative, rule_matches_any, write_instruction_files};
 use crate::review_rule::ReviewRule;
 use crate::service::Deepwork;
 
@@ -75,11 +75,7 @@ impl Deepwork {
         }
         let explicit = files.is_some();
         let files = match files {
-            Some(mut files) => {
-                files.sort();
-                files.dedup();
-                files
-            }
+            Some(files) => inside_project(root, &files),
             None => match changed_files(root, None) {
                 Ok(files) => files,
                 Err(err) => return format!("Review error: Git error: {err}"),
@@ -139,6 +135,22 @@ impl Deepwork {
     pub fn get_named_schemas(&self, root: &Path) -> Vec<NamedSchemaInfo> {
         self.deepschema_cache().load(root, &self.schema_folders(root)).named_schemas.clone()
     }
+}
+
+/// Explicit file names as rules match them: relative to the root (`./x` and absolute paths inside the root included),
+/// sorted, de-duplicated; names that point outside the project are left out.
+fn inside_project(root: &Path, files: &[String]) -> Vec<String> {
+    let mut inside: Vec<String> = files
+        .iter()
+        .map(|f| root_relative(root, f))
+        .filter(|f| {
+            let path = Path::new(f);
+            !path.is_absolute() && !path.components().any(|c| matches!(c, std::path::Component::ParentDir))
+        })
+        .collect();
+    inside.sort();
+    inside.dedup();
+    inside
 }
 
 /// `path` relative to `root` when inside it, else absolute.

@@ -123,11 +123,16 @@ workflows:
 impl Project {
     /// A project with the `research`, `nested` and `single` jobs.
     pub fn new() -> Self {
-        let project = Project { dir: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap() };
+        let project = Project::empty();
         project.add_job("research", RESEARCH_JOB);
         project.add_job("nested", NESTED_JOB);
         project.add_job("single", SINGLE_JOB);
         project
+    }
+
+    /// A project without jobs.
+    pub fn empty() -> Self {
+        Project { dir: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap() }
     }
 
     pub fn root(&self) -> PathBuf {
@@ -152,10 +157,85 @@ impl Project {
 
     /// `cairn deepwork serve --path <project>` plus `extra` arguments.
     pub fn command(&self, extra: &[&str]) -> Command {
+        self.command_at(self.dir.path(), extra)
+    }
+
+    /// `cairn deepwork serve --path <path>` plus `extra` arguments, with this project's cairn home; git (which the
+    /// review tools run) sees neither the machine's nor the user's configuration.
+    pub fn command_at(&self, path: &Path, extra: &[&str]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.args(["deepwork", "serve", "--path"]).arg(self.dir.path()).args(extra);
-        cmd.env("CAIRN_HOME", self.home.path()).env_remove("DEEPWORK_ADDITIONAL_JOBS_FOLDERS");
+        cmd.args(["deepwork", "serve", "--path"]).arg(path).args(extra);
+        cmd.env("CAIRN_HOME", self.home.path())
+            .env_remove("DEEPWORK_ADDITIONAL_JOBS_FOLDERS")
+            .env_remove("DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS");
+        for (name, value) in self.git_env() {
+            cmd.env(name, value);
+        }
+        for name in GIT_LOCATION_VARIABLES {
+            cmd.env_remove(name);
+        }
         cmd
+    }
+
+    /// Variables that isolate git from the machine: no system config, a private `HOME` (no global config), and no
+    /// repository above the project's temporary directory.
+    fn git_env(&self) -> Vec<(&'static str, PathBuf)> {
+        let home = self.home.path().join("git-home");
+        std::fs::create_dir_all(&home).unwrap();
+        // git looks for a repository no higher than the directory holding the project (a temporary directory).
+        let ceiling = self.dir.path().parent().unwrap().to_path_buf();
+        vec![
+            ("GIT_CONFIG_NOSYSTEM", PathBuf::from("1")),
+            ("HOME", home.clone()),
+            ("XDG_CONFIG_HOME", home),
+            ("GIT_CEILING_DIRECTORIES", ceiling),
+        ]
+    }
+
+    /// Runs `git <args>` in `dir` (isolated from the machine's configuration); panics unless it succeeds. Returns
+    /// its standard output.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let mut cmd = std::process::Command::new("git");
+        cmd.args(["-c", "user.name=cairn tests", "-c", "user.email=tests@cairn.invalid", "-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::null());
+        for (name, value) in self.git_env() {
+            cmd.env(name, value);
+        }
+        for name in GIT_LOCATION_VARIABLES {
+            cmd.env_remove(name);
+        }
+        let output = cmd.output().expect("run git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed in {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// Runs `git <args>` in the project directory.
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_in(self.dir.path(), args)
+    }
+
+    /// Makes the project a git repository on branch `main` with everything committed.
+    pub fn git_init(&self) {
+        self.git(&["init", "-q", "-b", "main"]);
+        self.commit_all("initial");
+    }
+
+    /// Stages and commits everything in the project.
+    pub fn commit_all(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    }
+
+    /// A server for `--path <path>` (e.g. a subdirectory or a worktree) with `extra` arguments, over stdio.
+    pub async fn connect_at(&self, path: &Path, extra: &[&str]) -> Client {
+        Client::stdio(self.command_at(path, extra), TestClient::default()).await
     }
 
     /// Starts a server for this project and connects a client over `transport`.
@@ -166,6 +246,10 @@ impl Project {
         }
     }
 }
+
+/// Variables that would point git at another repository than the one around its working directory.
+const GIT_LOCATION_VARIABLES: [&str; 6] =
+    ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_NAMESPACE"];
 
 /// Client side: optionally offers a workspace root, and speaks a chosen protocol version.
 #[derive(Clone, Default)]
@@ -208,17 +292,25 @@ impl Client {
     /// Spawns the server with `--transport http` on a free port and connects to `/mcp`.
     pub async fn http(project: &Project, extra: &[&str]) -> Client {
         install_crypto();
-        let port = free_port();
-        let port_arg = port.to_string();
-        let mut args = vec!["--transport", "http", "--port", &port_arg];
-        args.extend_from_slice(extra);
-        let mut command = project.command(&args);
-        command.stderr(Stdio::null()).stdout(Stdio::null()).kill_on_drop(true);
-        let child = command.spawn().expect("spawn cairn");
-        wait_for_port(port).await;
-        let transport = StreamableHttpClientTransport::from_uri(format!("http://127.0.0.1:{port}/mcp"));
-        let service = TestClient::default().serve(transport).await.expect("initialize over HTTP");
-        Client { service, server: Some(child) }
+        // A free port can be taken by another process between probing and binding it: try a few.
+        for _ in 0..3 {
+            let port = free_port();
+            let port_arg = port.to_string();
+            let mut args = vec!["--transport", "http", "--port", &port_arg];
+            args.extend_from_slice(extra);
+            let mut command = project.command(&args);
+            command.stderr(Stdio::null()).stdout(Stdio::null()).kill_on_drop(true);
+            let mut child = command.spawn().expect("spawn cairn");
+            wait_for_port(port).await;
+            let transport = StreamableHttpClientTransport::from_uri(format!("http://127.0.0.1:{port}/mcp"));
+            match TestClient::default().serve(transport).await {
+                Ok(service) => return Client { service, server: Some(child) },
+                Err(_) => {
+                    let _ = child.kill().await;
+                }
+            }
+        }
+        panic!("could not start an HTTP server and initialize a session in three tries");
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
@@ -242,6 +334,31 @@ impl Client {
         let result = self.call(tool, args).await;
         assert_eq!(result.is_error, Some(true), "{tool} unexpectedly succeeded: {}", text(&result));
         text(&result)
+    }
+
+    /// Calls a tool whose result is one string (the review tools); returns it (checked against structuredContent).
+    pub async fn text_ok(&self, tool: &str, args: Value) -> String {
+        let result = self.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
+        let text = text(&result);
+        assert_eq!(result.structured_content, Some(json!({"result": text})), "text and structuredContent differ");
+        text
+    }
+
+    /// Calls a tool whose result is a list; returns the items (checked against the text content).
+    pub async fn list_ok(&self, tool: &str, args: Value) -> Vec<Value> {
+        let result = self.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
+        let structured = result.structured_content.clone().expect("structured content");
+        let items =
+            structured["result"].as_array().unwrap_or_else(|| panic!("{tool}: no list in {structured}")).clone();
+        if items.is_empty() {
+            assert!(result.content.is_empty(), "an empty list has no text content");
+        } else {
+            let from_text: Value = serde_json::from_str(&text(&result)).expect("text is JSON");
+            assert_eq!(from_text, Value::Array(items.clone()), "text and structuredContent differ");
+        }
+        items
     }
 
     /// Calls a tool that must answer with a soft `{"error": ...}` result; returns the message.
@@ -299,4 +416,82 @@ pub fn start(job: &str, workflow: &str, session: &str) -> Value {
 
 pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// One review task of the `claude` task list: a `description:` line and TAB-indented `subagent_type:` and `prompt:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedTask {
+    /// After `description: `.
+    pub description: String,
+    /// After `subagent_type: `.
+    pub agent: String,
+    /// The instruction file path after `prompt: "@`.
+    pub prompt: String,
+}
+
+impl ListedTask {
+    /// The review id: the instruction file's name without `.md`.
+    pub fn id(&self) -> String {
+        let name = self.prompt.rsplit('/').next().unwrap();
+        name.strip_suffix(".md").unwrap_or_else(|| panic!("prompt is not a .md file: {}", self.prompt)).to_owned()
+    }
+}
+
+/// The tasks of a `claude`-format review list (as returned by `get_review_instructions` or inside `needs_work`
+/// feedback), checking each block's shape.
+pub fn listed_tasks(text: &str) -> Vec<ListedTask> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut tasks = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(description) = line.strip_prefix("description: ") else { continue };
+        let agent = lines.get(i + 1).and_then(|l| l.strip_prefix("\tsubagent_type: "));
+        let prompt = lines.get(i + 2).and_then(|l| l.strip_prefix("\tprompt: \"@")).and_then(|l| l.strip_suffix('"'));
+        let (Some(agent), Some(prompt)) = (agent, prompt) else {
+            panic!("malformed task block at line {i} of\n{text}")
+        };
+        assert_eq!(lines.get(i + 3), Some(&""), "each task block ends with an empty line in\n{text}");
+        tasks.push(ListedTask {
+            description: description.to_owned(),
+            agent: agent.to_owned(),
+            prompt: prompt.to_owned(),
+        });
+    }
+    tasks
+}
+
+/// The descriptions of `tasks`, for comparing with a list of expected ones.
+pub fn descriptions(tasks: &[ListedTask]) -> Vec<&str> {
+    tasks.iter().map(|t| t.description.as_str()).collect()
+}
+
+/// The review ids of `tasks`.
+pub fn ids(tasks: &[ListedTask]) -> Vec<String> {
+    tasks.iter().map(ListedTask::id).collect()
+}
+
+/// The two fixed lines that open every `claude` task list.
+pub const TASK_LIST_HEADER: &str = "Invoke the following list of Agents in parallel.\nIMPORTANT: Do NOT read the prompt \
+files yourself. Pass the prompt field directly to each agent \u{2014} the @file references are expanded automatically.\n\n";
+
+impl Project {
+    /// The review instruction directory of a project whose root is `rel` below the project directory (`""` for the
+    /// directory itself).
+    pub fn review_dir(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel).join(".deepwork/tmp/review_instructions")
+    }
+
+    /// The text of the instruction file of review `id` in the project directory.
+    pub fn instructions(&self, id: &str) -> String {
+        let path = self.review_dir("").join(format!("{id}.md"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// Names in the review instruction directory, sorted.
+    pub fn review_files(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.review_dir(""))
+            .map(|entries| entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
 }
