@@ -22,7 +22,7 @@ use serde_json::Value;
 use crate::job::AdditionalContext;
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
-use crate::yaml;
+use cairn_yaml as yaml;
 
 /// cairn's JSON Schema for `.deepreview` files.
 pub const DEEPREVIEW_SCHEMA: &str = include_str!("deepreview.schema.json");

@@ -30,7 +30,7 @@ use serde_json::Value;
 use crate::deepreview::validation_error;
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
-use crate::yaml;
+use cairn_yaml as yaml;
 
 /// cairn's JSON Schema for DeepSchema manifests.
 pub const DEEPSCHEMA_SCHEMA: &str = include_str!("deepschema.schema.json");

@@ -17,7 +17,7 @@ use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
 use crate::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
 use crate::review_rule::ReviewRule;
 use crate::step_reviews::step_reviews;
-use crate::yaml;
+use cairn_yaml as yaml;
 
 /// What the gate looks at.
 #[derive(Debug)]

@@ -38,7 +38,7 @@ use crate::glob::Glob;
 use crate::project_files::normalize;
 use crate::review::{build_tasks, instructions_dir, review_id};
 use crate::service::Deepwork;
-use crate::yaml;
+use cairn_yaml as yaml;
 
 /// How long one verification command may run.
 pub const VERIFICATION_TIMEOUT: Duration = Duration::from_secs(30);

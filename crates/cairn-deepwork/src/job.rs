@@ -12,7 +12,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::yaml;
+use cairn_yaml as yaml;
 
 /// cairn's JSON Schema for job.yml, also written to `<project>/.deepwork/job.schema.json` for agents to read.
 pub const JOB_SCHEMA: &str = include_str!("job.schema.json");

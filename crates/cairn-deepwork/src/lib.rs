@@ -34,7 +34,6 @@ pub mod status;
 pub mod step_info;
 mod step_reviews;
 pub mod tools;
-mod yaml;
 
 pub use service::{Config, Deepwork, Error};
 pub use tools::{DeepworkServer, RootSource};

@@ -714,7 +714,7 @@ impl Deepwork {
         }
         let store = SessionStore::new(root, &self.config.platform);
         let job_dir = store.session_job_dir(session_id, job_name);
-        if let Err(err) = crate::yaml::parse(yaml) {
+        if let Err(err) = cairn_yaml::parse(yaml) {
             return Err(Error::Soft(format!("Invalid YAML syntax: {err}")));
         }
         if let Err(err) = parse_job(yaml, &job_dir) {

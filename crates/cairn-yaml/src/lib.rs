@@ -1,7 +1,9 @@
 //! YAML documents as JSON values, with the line and column of every node.
 //!
-//! job.yml files are validated with a JSON Schema, so they are read into `serde_json::Value` (map order kept). The
-//! positions are kept beside the value, keyed by JSON pointer, so a schema error can say where in the file it is.
+//! cairn's YAML files (job.yml, `.deepreview`, DeepSchemas, workflows) are validated with JSON Schemas, so they are read
+//! into `serde_json::Value` (map order kept). The positions are kept beside the value, keyed by JSON pointer, so a
+//! schema error can say where in the file it is. Scalars are read as PyYAML (YAML 1.1) reads them: `yes`/`no`/`on`/
+//! `off` are booleans, `y`/`n` are not, `0755` is octal, and a repeated key keeps its last value.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -12,14 +14,15 @@ use serde_saphyr::Spanned;
 
 /// A parsed YAML document: its value and where each node starts.
 #[derive(Debug)]
-pub(crate) struct Document {
-    pub(crate) value: Value,
+pub struct Document {
+    /// The document as a JSON value.
+    pub value: Value,
     positions: HashMap<String, (u64, u64)>,
 }
 
 impl Document {
     /// `(line, column)`, both 1-based, of the node at a JSON pointer (`""` is the root, `/a/0/b` a nested node).
-    pub(crate) fn position(&self, pointer: &str) -> Option<(u64, u64)> {
+    pub fn position(&self, pointer: &str) -> Option<(u64, u64)> {
         let mut pointer = pointer;
         loop {
             if let Some(found) = self.positions.get(pointer) {
@@ -32,7 +35,7 @@ impl Document {
 }
 
 /// Parses YAML text. The error message says what is wrong and at which line and column.
-pub(crate) fn parse(text: &str) -> Result<Document, String> {
+pub fn parse(text: &str) -> Result<Document, String> {
     // PyYAML compatibility: 0755-style octals, and a repeated key keeps its last value.
     let options = serde_saphyr::options! {
         legacy_octal_numbers: true,
