@@ -1,0 +1,23 @@
+//! Workflow definitions: the YAML format, its JSON Schema, templates, the dominance check and validation.
+//!
+//! Entry points: [`parse`] (schema + integrity; a workflow or every error), [`validate`] (the same, plus lint on
+//! request, always returning every diagnostic) and [`schema`] (the JSON Schema text that `get_workflow_schema`
+//! returns). This module reads text only; finding files, scopes and other workflows is the caller's job, which
+//! passes what lint needs (available models, known workflow ids) in [`Options`].
+
+mod diagnostic;
+pub mod dominance;
+mod expression;
+mod model;
+mod parse;
+mod schema;
+pub mod template;
+mod validate;
+
+pub use diagnostic::{Code, Diagnostic, Severity, Stage};
+pub use model::{
+    ConfigKey, Input, InputType, Node, NodeType, RESERVED_EVENTS, RESERVED_NODE_IDS, Target,
+    Transition, Workflow,
+};
+pub use schema::schema;
+pub use validate::{Options, Validation, parse, validate};
