@@ -21,3 +21,5 @@ pub use model::{
 };
 pub use schema::schema;
 pub use validate::{Options, Validation, parse, validate};
+
+pub(crate) use parse::is_valid_id;

@@ -1,8 +1,33 @@
 //! The Roscoe-compatible surface of cairn: state-machine workflows written in YAML.
 //!
-//! So far this crate holds the *definition* half only: [`definition`] reads a workflow file into a
-//! [`definition::Workflow`] and checks it in the spec's three stages (schema → integrity → lint), returning every
-//! problem as a [`definition::Diagnostic`] with a stable code. It does no I/O and knows nothing about MCP, runs or
-//! storage; the engine, the service facade and the tools come later and build on it.
+//! [`definition`] reads a workflow file into a [`definition::Workflow`] and checks it in the spec's three stages
+//! (schema → integrity → lint), returning every problem as a [`definition::Diagnostic`] with a stable code. It does
+//! no I/O and knows nothing about MCP, runs or storage.
+//!
+//! The authoring facade is [`Service`]: given a [`Scope`] (resolved from a call's `cwd` / `global: true`, see
+//! [`scope`]) it lists, reads, writes, moves, duplicates, renames (with a formatting-preserving reference cascade)
+//! and deletes workflow files in the repo and global [`sources`], and validates and lints them, returning plain
+//! result structs or an [`Error`] with the seed's codes. The engine, runs and the MCP tools come later.
+//!
+//! Two read-only authoring helpers sit beside it, both plain data with no I/O: [`diagram`] draws a workflow as
+//! Mermaid plus nodes and edges (`get_workflow_diagram`), and [`authoring_guide`] assembles what
+//! `get_workflow_schema` returns (schema, executors, the models of `roscoe.yaml`, the authoring gotchas).
 
+pub mod authoring_guide;
 pub mod definition;
+pub mod diagram;
+mod error;
+mod files;
+mod references;
+pub mod scope;
+mod service;
+pub mod sources;
+mod yaml_edit;
+
+pub use error::{Error, Referrer};
+pub use scope::Scope;
+pub use service::{
+    Body, Created, Deleted, Duplicated, LintWarning, Linted, Moved, References, Renamed, Service,
+    Subject, Updated, Validated, WorkflowDetail, WorkflowSummary,
+};
+pub use sources::Source;

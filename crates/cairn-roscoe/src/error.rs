@@ -1,0 +1,246 @@
+//! The one error type of the roscoe service: scope errors (§3) and the workflow writers' `WriterErrorCode`s (§13, §19).
+//!
+//! Every variant has a stable code ([`Error::as_code`]) — the seed's spelling: `CWD_REQUIRED`, `CWD_GLOBAL_CONFLICT`,
+//! `CWD_INVALID` for scopes, lower-case writer codes (`not_found`, `conflict`, …) for workflow files — and a message
+//! that says what to do. [`Error::body`] is the seed's error object (`{ error, code, cwd?, details?, referencedBy?,
+//! path? }`); turning it into an MCP or HTTP response is the tool layer's job, not this module's.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::sources::Source;
+
+/// A subworkflow node that points at a workflow (`list_workflow_references`, `delete_workflow`'s refusal).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Referrer {
+    /// The referring workflow's id.
+    pub workflow_id: String,
+    /// The subworkflow node inside it.
+    pub node_id: String,
+    /// Which source the referring workflow lives in.
+    pub source: Source,
+}
+
+/// Why a roscoe operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Neither `cwd` nor `global: true` was given.
+    #[error("pass `cwd` (the absolute path of the project you are working in) or `global: true`")]
+    CwdRequired,
+    /// Both `cwd` and `global: true` were given.
+    #[error("pass either `cwd` or `global: true`, not both")]
+    CwdGlobalConflict {
+        /// The `cwd` given.
+        cwd: String,
+    },
+    /// `cwd` is not an absolute path to an existing directory.
+    #[error("cwd '{cwd}' {reason}; pass the absolute path of an existing directory")]
+    CwdInvalid {
+        /// The `cwd` given.
+        cwd: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A workflow id that cannot be a file stem.
+    #[error(
+        "workflow id '{id}' is invalid: use 1–64 of a-z, 0-9, '_' and '-', starting with a letter or digit"
+    )]
+    InvalidId {
+        /// The id given.
+        id: String,
+    },
+    /// The workflow text is not schema-valid (or a stored file cannot be read as a workflow).
+    #[error("{message}")]
+    InvalidConfig {
+        /// What is wrong.
+        message: String,
+        /// One line per problem.
+        details: Vec<String>,
+    },
+    /// The workflow is schema-valid but breaks an integrity rule.
+    #[error("the workflow breaks {} integrity rule(s); fix every entry of `details` and retry", details.len())]
+    IntegrityError {
+        /// One line per problem.
+        details: Vec<String>,
+    },
+    /// The target id already exists in that source.
+    #[error(
+        "workflow '{id}' already exists in the {in_source} source ({}); pick another id, or update/delete the existing one",
+        path.display()
+    )]
+    Conflict {
+        /// The id.
+        id: String,
+        /// The source it exists in.
+        in_source: Source,
+        /// The existing file.
+        path: PathBuf,
+    },
+    /// `source: "repo"` with no repo source (global scope).
+    #[error(
+        "there is no repo source in global scope; pass `cwd` to work on a project's .roscoe/workflows, or use source \"global\""
+    )]
+    NoRepoSource,
+    /// A file-system operation failed.
+    #[error("could not {action} {}: {message}; check that the path is writable and retry", path.display())]
+    IoError {
+        /// What was being done (`write`, `read`, `delete`, …).
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// The OS error.
+        message: String,
+    },
+    /// No workflow with that id in scope (or in the named source).
+    #[error("{}", not_found_message(id, *in_source))]
+    NotFound {
+        /// The id asked for.
+        id: String,
+        /// The source asked for, if one was.
+        in_source: Option<Source>,
+    },
+    /// `delete_workflow` without `confirm: true`.
+    #[error("deleting is permanent: pass `confirm: true` to delete {}", path.display())]
+    ConfirmRequired {
+        /// The file that would be deleted.
+        path: PathBuf,
+    },
+    /// `delete_workflow` of a workflow other workflows still use.
+    #[error(
+        "workflow '{id}' is used by {} subworkflow node(s) (see referencedBy); change them first, or pass `force: true` to delete anyway",
+        referenced_by.len()
+    )]
+    Referenced {
+        /// The workflow.
+        id: String,
+        /// Who uses it.
+        referenced_by: Vec<Referrer>,
+    },
+    /// The input's shape is wrong (e.g. both `config` and `yaml`, or `to` equal to `from`).
+    #[error("{0}")]
+    InvalidInput(String),
+}
+
+fn not_found_message(id: &str, source: Option<Source>) -> String {
+    match source {
+        Some(source) => format!(
+            "no workflow '{id}' in the {source} source; call list_workflows to see the ids in scope"
+        ),
+        None => format!("no workflow '{id}' in scope; call list_workflows to see the ids in scope"),
+    }
+}
+
+impl Error {
+    /// The stable code (§19).
+    pub fn as_code(&self) -> &'static str {
+        match self {
+            Error::CwdRequired => "CWD_REQUIRED",
+            Error::CwdGlobalConflict { .. } => "CWD_GLOBAL_CONFLICT",
+            Error::CwdInvalid { .. } => "CWD_INVALID",
+            Error::InvalidId { .. } => "invalid_id",
+            Error::InvalidConfig { .. } => "invalid_config",
+            Error::IntegrityError { .. } => "integrity_error",
+            Error::Conflict { .. } => "conflict",
+            Error::NoRepoSource => "no_repo_source",
+            Error::IoError { .. } => "io_error",
+            Error::NotFound { .. } => "not_found",
+            Error::ConfirmRequired { .. } => "confirm_required",
+            Error::Referenced { .. } => "referenced",
+            Error::InvalidInput(_) => "invalid_input",
+        }
+    }
+
+    /// Whether this is one of the scope errors (`{ error, code, cwd? }`).
+    pub fn is_scope_error(&self) -> bool {
+        matches!(
+            self,
+            Error::CwdRequired | Error::CwdGlobalConflict { .. } | Error::CwdInvalid { .. }
+        )
+    }
+
+    /// The seed's error object: `{ error, code }` plus `cwd`, `details`, `referencedBy` or `path` where they apply.
+    pub fn body(&self) -> Value {
+        let mut body = Map::new();
+        body.insert("error".into(), json!(self.to_string()));
+        body.insert("code".into(), json!(self.as_code()));
+        match self {
+            Error::CwdGlobalConflict { cwd } | Error::CwdInvalid { cwd, .. } => {
+                body.insert("cwd".into(), json!(cwd));
+            }
+            Error::InvalidConfig { details, .. } | Error::IntegrityError { details } => {
+                body.insert("details".into(), json!(details));
+            }
+            Error::Referenced { referenced_by, .. } => {
+                body.insert("referencedBy".into(), json!(referenced_by));
+            }
+            Error::ConfirmRequired { path } | Error::Conflict { path, .. } => {
+                body.insert("path".into(), json!(path));
+            }
+            _ => {}
+        }
+        Value::Object(body)
+    }
+
+    /// An `io_error` for `action` on `path`.
+    pub(crate) fn io(action: &'static str, path: &Path, err: &std::io::Error) -> Self {
+        Error::IoError {
+            action,
+            path: path.to_owned(),
+            message: err.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_the_seeds() {
+        assert_eq!(Error::CwdRequired.as_code(), "CWD_REQUIRED");
+        assert_eq!(
+            Error::CwdGlobalConflict { cwd: "/x".into() }.as_code(),
+            "CWD_GLOBAL_CONFLICT"
+        );
+        assert_eq!(Error::NoRepoSource.as_code(), "no_repo_source");
+        assert_eq!(Error::InvalidInput("x".into()).as_code(), "invalid_input");
+    }
+
+    #[test]
+    fn body_carries_cwd_and_details() {
+        let body = Error::CwdInvalid {
+            cwd: "rel".into(),
+            reason: "is not absolute".into(),
+        }
+        .body();
+        assert_eq!(body["code"], "CWD_INVALID");
+        assert_eq!(body["cwd"], "rel");
+        assert!(body["error"].as_str().unwrap().contains("rel"));
+
+        let body = Error::IntegrityError {
+            details: vec!["a".into()],
+        }
+        .body();
+        assert_eq!(body["details"], json!(["a"]));
+        assert!(Error::CwdRequired.body().get("cwd").is_none());
+    }
+
+    #[test]
+    fn referenced_lists_referrers() {
+        let body = Error::Referenced {
+            id: "child".into(),
+            referenced_by: vec![Referrer {
+                workflow_id: "parent".into(),
+                node_id: "call".into(),
+                source: Source::Repo,
+            }],
+        }
+        .body();
+        assert_eq!(body["code"], "referenced");
+        assert_eq!(body["referencedBy"][0]["workflowId"], "parent");
+        assert_eq!(body["referencedBy"][0]["nodeId"], "call");
+    }
+}
