@@ -7,11 +7,14 @@
 //! The authoring facade is [`Service`]: given a [`Scope`] (resolved from a call's `cwd` / `global: true`, see
 //! [`scope`]) it lists, reads, writes, moves, duplicates, renames (with a formatting-preserving reference cascade)
 //! and deletes workflow files in the repo and global [`sources`], and validates and lints them, returning plain
-//! result structs or an [`Error`] with the seed's codes. The engine, runs and the MCP tools come later.
+//! result structs or an [`Error`] with the seed's codes. The engine and runs come later.
 //!
 //! Two read-only authoring helpers sit beside it, both plain data with no I/O: [`diagram`] draws a workflow as
 //! Mermaid plus nodes and edges (`get_workflow_diagram`), and [`authoring_guide`] assembles what
 //! `get_workflow_schema` returns (schema, executors, the models of `roscoe.yaml`, the authoring gotchas).
+//!
+//! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the 13 authoring tools (one file each under
+//! `tools/`) and dispatches each call to one [`Service`] method; it is the only module that knows rmcp.
 
 pub mod authoring_guide;
 pub mod definition;
@@ -22,6 +25,7 @@ mod references;
 pub mod scope;
 mod service;
 pub mod sources;
+pub mod tools;
 mod yaml_edit;
 
 pub use error::{Error, Referrer};
@@ -31,3 +35,4 @@ pub use service::{
     Subject, Updated, Validated, WorkflowDetail, WorkflowSummary,
 };
 pub use sources::Source;
+pub use tools::RoscoeServer;

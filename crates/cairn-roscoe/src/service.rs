@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::authoring_guide::{
+    ConfigError, ConfigFile, Models, WorkflowSchemaInfo, load_models, workflow_schema_info,
+};
 use crate::definition::{self, Diagnostic, Options, Severity, Stage};
+use crate::diagram::{Diagram, diagram};
 use crate::error::{Error, Referrer};
 use crate::files::{copy_tree, move_tree, write_atomic};
 use crate::references::{NodeRef, subworkflow_refs};
@@ -956,6 +960,43 @@ impl Service {
         })
     }
 
+    /// The effective models of `roscoe.yaml` (§2.2): `<cairn home>/roscoe.yaml`, replaced section-wise by
+    /// `<project root>/roscoe.yaml` in project scope.
+    pub fn models(&self, scope: &Scope) -> Result<Models, ConfigError> {
+        let global = read_config(&self.home.join("roscoe.yaml"))?;
+        let project = match scope.root() {
+            Some(root) => read_config(&root.join("roscoe.yaml"))?,
+            None => None,
+        };
+        load_models(
+            global.as_ref().map(config_file),
+            project.as_ref().map(config_file),
+        )
+    }
+
+    /// `get_workflow_schema`: the JSON Schema, the executors, the models of `roscoe.yaml` in scope and the gotchas.
+    pub fn workflow_schema(&self, scope: &Scope) -> WorkflowSchemaInfo {
+        workflow_schema_info(&self.models(scope))
+    }
+
+    /// `get_workflow_diagram`: the diagram of a stored or given workflow. A workflow that passes the schema stage is
+    /// drawn even when it breaks integrity rules (a dangling target shows as such); one that does not is
+    /// `invalid_config`.
+    pub fn workflow_diagram(&self, scope: &Scope, subject: &Subject) -> Result<Diagram, Error> {
+        let (text, id) = self.subject_text(scope, subject)??;
+        let validation = definition::validate(
+            &text,
+            &Options {
+                id,
+                ..Options::default()
+            },
+        );
+        match &validation.workflow {
+            Some(workflow) => Ok(diagram(workflow)),
+            None => Err(invalid(&validation.diagnostics)),
+        }
+    }
+
     /// `lint_workflow`: schema + integrity errors, then (only without them) lint warnings.
     pub fn lint_workflow(&self, scope: &Scope, subject: &Subject) -> Result<Linted, Error> {
         let (text, id) = match self.subject_text(scope, subject)? {
@@ -977,7 +1018,7 @@ impl Service {
             &Options {
                 id,
                 lint: true,
-                models: None,
+                models: self.models(scope).ok().map(|m| m.permitted()),
                 workflows: Some(ids.into_iter().collect()),
             },
         );
@@ -991,6 +1032,23 @@ impl Service {
             warnings: warnings(&validation.diagnostics),
         })
     }
+}
+
+/// A `roscoe.yaml` file's path and text, `None` when it does not exist.
+fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
+    let shown = path.display().to_string();
+    match fs::read_to_string(path) {
+        Ok(text) => Ok(Some((shown, text))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(ConfigError {
+            path: shown,
+            message: format!("cannot be read ({e}); fix its permissions or remove it"),
+        }),
+    }
+}
+
+fn config_file((path, text): &(String, String)) -> ConfigFile<'_> {
+    ConfigFile { path, text }
 }
 
 fn flatten(referrers: Vec<FileRefs>) -> Vec<Referrer> {

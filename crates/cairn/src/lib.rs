@@ -1,14 +1,16 @@
 //! The cairn program: its command line and the wiring from commands to surfaces.
 //!
 //! `cairn deepwork …` and the `deepwork` entry name share one command tree ([`deepwork_cli::DeepworkCommand`]), so
-//! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing.
+//! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing. Likewise `cairn roscoe …` and the
+//! `roscoe` entry name share [`roscoe_cli::RoscoeCommand`] (`roscoe mcp`).
 
 pub mod deepwork_cli;
 pub mod home;
+pub mod roscoe_cli;
 
 use clap::{Parser, Subcommand};
 
-/// cairn: MCP servers for AI agents (DeepWork-compatible workflows today).
+/// cairn: MCP servers for AI agents (DeepWork-compatible workflows, Roscoe-compatible workflow authoring).
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, about)]
 pub struct Cli {
@@ -26,12 +28,19 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
+    /// The Roscoe-compatible workflow server (same commands as `roscoe`).
+    Roscoe {
+        /// The roscoe command.
+        #[command(subcommand)]
+        command: roscoe_cli::RoscoeCommand,
+    },
 }
 
 /// Runs a parsed `cairn` command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Deepwork { command } => deepwork_cli::run(command).await,
+        Command::Roscoe { command } => roscoe_cli::run(command).await,
     }
 }
 

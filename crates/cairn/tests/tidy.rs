@@ -1,4 +1,5 @@
-//! Tidy checks over the source tree: module docs, forbidden test attributes, one file per MCP tool.
+//! Tidy checks over the source tree: module docs, forbidden test attributes, one file per MCP tool, rmcp only in
+//! `tools/`.
 
 use std::path::{Path, PathBuf};
 
@@ -51,21 +52,53 @@ fn no_ignored_or_should_panic_tests() {
     }
 }
 
-#[test]
-fn each_deepwork_tool_has_its_own_file_and_dispatch_arm() {
-    let src = workspace().join("crates/cairn-deepwork/src");
+/// Each file in `<crate>/src/tools/` is a tool: declared, listed and dispatched in `tools.rs`, and named by its file.
+/// Returns the tool names found.
+fn check_tools_have_files_and_dispatch_arms(krate: &str) -> Vec<String> {
+    let src = workspace().join("crates").join(krate).join("src");
     let router = std::fs::read_to_string(src.join("tools.rs")).unwrap();
     let mut tools: Vec<String> = std::fs::read_dir(src.join("tools"))
         .unwrap()
         .map(|e| e.unwrap().path().file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     tools.sort();
-    assert!(!tools.is_empty());
+    assert!(!tools.is_empty(), "{krate}: no tools");
     for tool in &tools {
-        assert!(router.contains(&format!("mod {tool};")), "{tool}: no module declaration");
-        assert!(router.contains(&format!("\"{tool}\" => {tool}::call(")), "{tool}: no dispatch arm");
-        assert!(router.contains(&format!("{tool}::tool(),")), "{tool}: not listed");
+        assert!(router.contains(&format!("mod {tool};")), "{krate} {tool}: no module declaration");
+        assert!(router.contains(&format!("\"{tool}\" => {tool}::call(")), "{krate} {tool}: no dispatch arm");
+        assert!(router.contains(&format!("{tool}::tool(),")), "{krate} {tool}: not listed");
         let file = std::fs::read_to_string(src.join("tools").join(format!("{tool}.rs"))).unwrap();
-        assert!(file.contains(&format!("\"{tool}\",")), "{tool}: the file does not name its tool");
+        assert!(file.contains(&format!("\"{tool}\",")), "{krate} {tool}: the file does not name its tool");
+    }
+    let arms = router.matches("::call(").count();
+    assert_eq!(arms, tools.len(), "{krate}: a dispatch arm without its own file under tools/");
+    tools
+}
+
+#[test]
+fn each_deepwork_tool_has_its_own_file_and_dispatch_arm() {
+    check_tools_have_files_and_dispatch_arms("cairn-deepwork");
+}
+
+#[test]
+fn each_roscoe_tool_has_its_own_file_and_dispatch_arm() {
+    let tools = check_tools_have_files_and_dispatch_arms("cairn-roscoe");
+    assert_eq!(tools.len(), 13, "the 13 authoring tools: {tools:?}");
+}
+
+#[test]
+fn only_tools_modules_import_rmcp() {
+    for krate in ["cairn-deepwork", "cairn-roscoe"] {
+        let src = workspace().join("crates").join(krate).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let rel = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+            if rel == "tools.rs" || rel.starts_with("tools/") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert!(!text.contains("rmcp::"), "{krate}/src/{rel} uses rmcp outside tools/");
+        }
     }
 }

@@ -1,0 +1,315 @@
+//! The MCP adapter: the 13 roscoe authoring tools, one file each, and the server that lists and dispatches them.
+//!
+//! A tool parses its arguments, resolves the call's [`Scope`] from `cwd` / `global`, runs one [`Service`] operation on
+//! a blocking thread (git and file I/O), and wraps the outcome. Envelopes (seed "MCP tools reference" and §13):
+//! - success: the result's JSON as the text item and as `structuredContent` (an array result, `list_workflows`, is
+//!   `structuredContent: { result: [...] }`, since structured content must be an object);
+//! - any error — scope (`CWD_REQUIRED`, `CWD_GLOBAL_CONFLICT`, `CWD_INVALID`), writer (`WriterErrorCode`) or bad
+//!   arguments (`invalid_input`) — is `isError: true` with the seed's `{ error, code, … }` object, again as text and
+//!   as `structuredContent`;
+//! - an invalid *workflow* given to `validate_workflow` / `lint_workflow` is a normal result (the tool worked);
+//! - a `rename_workflow` that rolled back is `isError: true` with its full result (`rolledBack: true`, `code`).
+//!
+//! This is the only module of the crate that knows rmcp; it holds no state beyond the service and the tool list.
+
+mod create_workflow;
+mod delete_workflow;
+mod duplicate_workflow;
+mod get_workflow;
+mod get_workflow_diagram;
+mod get_workflow_schema;
+mod lint_workflow;
+mod list_workflow_references;
+mod list_workflows;
+mod move_workflow;
+mod rename_workflow;
+mod update_workflow;
+mod validate_workflow;
+
+use std::sync::Arc;
+
+use cairn_mcp::envelope;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::Error;
+use crate::scope::Scope;
+use crate::service::Service;
+use crate::sources::Source;
+
+const INSTRUCTIONS: &str = "Roscoe workflow authoring: state-machine workflows in YAML, stored per project \
+(<git root>/.roscoe/workflows/<id>.yaml, the repo source) or for the user ($CAIRN_HOME/workflows/<id>.yaml, the global \
+source; a repo workflow shadows a global one with the same id). Every tool needs a scope: pass `cwd` (the absolute path \
+you are working in) or `global: true`, never both. Before writing a workflow call get_workflow_schema once; check \
+drafts with validate_workflow / lint_workflow; picture one with get_workflow_diagram. Call list_workflow_references \
+before delete_workflow or rename_workflow. Errors are JSON `{ error, code }`: branch on `code`.";
+
+/// The roscoe MCP server: the authoring tool list and dispatch over a [`Service`].
+#[derive(Debug, Clone)]
+pub struct RoscoeServer {
+    service: Service,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl RoscoeServer {
+    /// A server over `service` (whose home holds the global source and `roscoe.yaml`).
+    pub fn new(service: Service) -> Self {
+        let tools = Arc::new(vec![
+            list_workflows::tool(),
+            get_workflow::tool(),
+            create_workflow::tool(),
+            update_workflow::tool(),
+            delete_workflow::tool(),
+            list_workflow_references::tool(),
+            move_workflow::tool(),
+            duplicate_workflow::tool(),
+            rename_workflow::tool(),
+            get_workflow_schema::tool(),
+            validate_workflow::tool(),
+            lint_workflow::tool(),
+            get_workflow_diagram::tool(),
+        ]);
+        RoscoeServer { service, tools }
+    }
+
+    /// Resolves the scope and runs `operation` on a blocking thread; the result or the `isError` error object.
+    async fn run<T, F>(&self, scope: ScopeArgs, operation: F) -> CallToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Service, &Scope) -> Result<T, Error> + Send + 'static,
+    {
+        let service = self.service.clone();
+        let outcome = tokio::task::spawn_blocking(move || {
+            let scope = Scope::resolve(scope.cwd.as_deref(), scope.global)?;
+            operation(&service, &scope)
+        })
+        .await;
+        match outcome {
+            Ok(Ok(value)) => success(serde_json::to_value(value).expect("tool results serialize")),
+            Ok(Err(error)) => failure(error.body()),
+            Err(join) => {
+                failure(json!({ "error": format!("internal error: {join}"), "code": "internal" }))
+            }
+        }
+    }
+}
+
+/// The scope inputs every tool takes (§3), copied out of its params.
+pub(crate) struct ScopeArgs {
+    cwd: Option<String>,
+    global: Option<bool>,
+}
+
+/// Declares the scope fields (`cwd`, `global`) on a params struct, with their docs.
+macro_rules! scoped_params {
+    ($(#[$meta:meta])* struct Params { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct Params {
+            /// Absolute path of the directory you are working in; its git root is the project. Pass this or
+            /// `global: true`, not both.
+            #[serde(default)]
+            cwd: Option<String>,
+            /// `true` to work on the global store only (no project). Pass this or `cwd`, not both.
+            #[serde(default)]
+            global: Option<bool>,
+            $($(#[$fmeta])* $field: $ty,)*
+        }
+
+        impl Params {
+            /// The scope inputs.
+            fn scope(&self) -> super::ScopeArgs {
+                super::ScopeArgs { cwd: self.cwd.clone(), global: self.global }
+            }
+        }
+    };
+}
+pub(crate) use scoped_params;
+
+/// A workflow source as a tool input.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SourceArg {
+    /// `<git root>/.roscoe/workflows/` of the project.
+    Repo,
+    /// `$CAIRN_HOME/workflows/`.
+    Global,
+}
+
+impl From<SourceArg> for Source {
+    fn from(source: SourceArg) -> Source {
+        match source {
+            SourceArg::Repo => Source::Repo,
+            SourceArg::Global => Source::Global,
+        }
+    }
+}
+
+/// An optional source input as the service's type.
+fn source(arg: Option<SourceArg>) -> Option<Source> {
+    arg.map(Source::from)
+}
+
+/// Parses `arguments` into `P`, or the `invalid_input` error result.
+#[allow(
+    clippy::result_large_err,
+    reason = "the error is the tool's reply, returned at once"
+)]
+fn parse<P: DeserializeOwned>(
+    tool: &str,
+    arguments: Option<JsonObject>,
+) -> Result<P, CallToolResult> {
+    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|err| {
+        failure(json!({
+            "error": format!(
+                "invalid arguments for tool '{tool}': {err}; check the tool's input schema (tools/list) and call it again"
+            ),
+            "code": "invalid_input",
+        }))
+    })
+}
+
+/// A successful result: `value` as text and as structured content (arrays wrapped as `{ result }`).
+fn success(value: Value) -> CallToolResult {
+    let text = serde_json::to_string(&value).expect("a Value serializes");
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(match value {
+        Value::Array(_) => json!({ "result": value }),
+        other => other,
+    });
+    result
+}
+
+/// An `isError` result carrying the error object as text and as structured content.
+fn failure(body: Value) -> CallToolResult {
+    let text = serde_json::to_string(&body).expect("a Value serializes");
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(body);
+    result
+}
+
+/// Describes a tool whose arguments are `P` and whose result is an object.
+fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
+    tool_with::<P>(name, description, envelope::object_schema())
+}
+
+/// Describes a tool whose result is an array (structured content `{ result: [...] }`).
+fn list_tool<P: JsonSchema>(name: &'static str, description: &'static str, item: Value) -> Tool {
+    tool_with::<P>(
+        name,
+        description,
+        envelope::wrapped_schema(json!({ "type": "array", "items": item })),
+    )
+}
+
+fn tool_with<P: JsonSchema>(
+    name: &'static str,
+    description: &'static str,
+    output: serde_json::Map<String, Value>,
+) -> Tool {
+    let schema = serde_json::to_value(schemars::schema_for!(P)).expect("schemas serialize");
+    let Value::Object(mut input) = schema else {
+        unreachable!("a schema for a struct is an object")
+    };
+    input.remove("$schema");
+    input.remove("title");
+    Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(output))
+}
+
+impl ServerHandler for RoscoeServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("roscoe", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS.to_owned())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments;
+        let result = match request.name.as_ref() {
+            "list_workflows" => list_workflows::call(self, args).await,
+            "get_workflow" => get_workflow::call(self, args).await,
+            "create_workflow" => create_workflow::call(self, args).await,
+            "update_workflow" => update_workflow::call(self, args).await,
+            "delete_workflow" => delete_workflow::call(self, args).await,
+            "list_workflow_references" => list_workflow_references::call(self, args).await,
+            "move_workflow" => move_workflow::call(self, args).await,
+            "duplicate_workflow" => duplicate_workflow::call(self, args).await,
+            "rename_workflow" => rename_workflow::call(self, args).await,
+            "get_workflow_schema" => get_workflow_schema::call(self, args).await,
+            "validate_workflow" => validate_workflow::call(self, args).await,
+            "lint_workflow" => lint_workflow::call(self, args).await,
+            "get_workflow_diagram" => get_workflow_diagram::call(self, args).await,
+            other => envelope::error(format!(
+                "Unknown tool: '{other}'. Call tools/list to see the roscoe tools."
+            )),
+        };
+        Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thirteen_tools_each_taking_the_scope() {
+        let server = RoscoeServer::new(Service::new("/nonexistent"));
+        let names: Vec<&str> = server.tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(names.len(), 13);
+        for tool in server.tools.iter() {
+            let props = tool
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object);
+            let props = props.unwrap_or_else(|| panic!("{}: no properties", tool.name));
+            assert!(
+                props.contains_key("cwd") && props.contains_key("global"),
+                "{}",
+                tool.name
+            );
+            assert!(tool.output_schema.is_some(), "{}", tool.name);
+        }
+    }
+
+    #[test]
+    fn bad_arguments_are_invalid_input_errors() {
+        let args = json!({"cwd": "/", "id": "x", "nope": 1})
+            .as_object()
+            .cloned();
+        let err = parse::<get_workflow::Params>("t", args).unwrap_err();
+        assert_eq!(err.is_error, Some(true));
+        let body = err.structured_content.unwrap();
+        assert_eq!(body["code"], "invalid_input");
+        assert!(
+            body["error"]
+                .as_str()
+                .unwrap()
+                .contains("unknown field `nope`")
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! `duplicate_workflow`: copy a workflow (and its assets) to a new id, rewriting its `name`.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use super::{RoscoeServer, SourceArg, object_tool, parse, source};
+
+super::scoped_params! {
+    /// `duplicate_workflow` arguments.
+    struct Params {
+        /// The workflow to copy.
+        id: String,
+        /// Its source (default: where it resolves, repo first).
+        #[serde(default)]
+        source: Option<SourceArg>,
+        /// The new id.
+        to_id: String,
+        /// The source of the copy (default: the same as the original).
+        #[serde(default)]
+        to_source: Option<SourceArg>,
+    }
+}
+
+pub(crate) fn tool() -> Tool {
+    object_tool::<Params>(
+        "duplicate_workflow",
+        "Copies a workflow (file and asset folder) to `to_id`, optionally into another source (`to_source`), and \
+         updates the copy's `name` to `to_id`. Returns `{ id, source, path }` of the copy. Error codes: invalid_id, \
+         conflict, not_found, no_repo_source, io_error.",
+    )
+}
+
+pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
+    let params = match parse::<Params>("duplicate_workflow", args) {
+        Ok(params) => params,
+        Err(error) => return error,
+    };
+    let (from, to) = (source(params.source), source(params.to_source));
+    server
+        .run(params.scope(), move |service, scope| {
+            service.duplicate_workflow(scope, &params.id, from, &params.to_id, to)
+        })
+        .await
+}

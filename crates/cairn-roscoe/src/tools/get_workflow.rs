@@ -1,0 +1,37 @@
+//! `get_workflow`: the full workflow config plus its `source` and `path`, repo first unless `source` is given.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use super::{RoscoeServer, SourceArg, object_tool, parse, source};
+
+super::scoped_params! {
+    /// `get_workflow` arguments.
+    struct Params {
+        /// The workflow id (its file stem).
+        id: String,
+        /// The source: `repo` or `global` (default: repo first when the project has a repo source).
+        #[serde(default)]
+        source: Option<SourceArg>,
+    }
+}
+
+pub(crate) fn tool() -> Tool {
+    object_tool::<Params>(
+        "get_workflow",
+        "Returns the full workflow configuration (the YAML as JSON) plus `source` and `path`. Without `source` it \
+         resolves repo first when the project has a repo source. Errors: not_found, invalid_config, no_repo_source.",
+    )
+}
+
+pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
+    let params = match parse::<Params>("get_workflow", args) {
+        Ok(params) => params,
+        Err(error) => return error,
+    };
+    let source = source(params.source);
+    server
+        .run(params.scope(), move |service, scope| {
+            service.get_workflow(scope, &params.id, source)
+        })
+        .await
+}

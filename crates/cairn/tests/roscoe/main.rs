@@ -1,0 +1,11 @@
+//! End-to-end tests of `cairn roscoe mcp` (and the `roscoe mcp` entry name): the real binary, driven by rmcp's
+//! client over stdio, with a private `CAIRN_HOME` and git isolated from the machine.
+
+// Test helpers are shared between the modules of this one test binary.
+#![allow(unreachable_pub)]
+
+mod authoring;
+mod isolation;
+mod protocol;
+mod schema;
+mod support;

@@ -1,0 +1,125 @@
+//! The protocol surface: the tool list under both entry names, server info, unknown tools, bad arguments, and the
+//! scope errors every tool reports (`CWD_REQUIRED`, `CWD_GLOBAL_CONFLICT`, `CWD_INVALID`).
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const TOOLS: [&str; 13] = [
+    "list_workflows",
+    "get_workflow",
+    "create_workflow",
+    "update_workflow",
+    "delete_workflow",
+    "list_workflow_references",
+    "move_workflow",
+    "duplicate_workflow",
+    "rename_workflow",
+    "get_workflow_schema",
+    "validate_workflow",
+    "lint_workflow",
+    "get_workflow_diagram",
+];
+
+async fn tool_names(client: &Client) -> Vec<String> {
+    let tools = client.service.list_all_tools().await.unwrap();
+    for tool in &tools {
+        let props = tool.input_schema.get("properties").and_then(Value::as_object).unwrap();
+        assert!(props.contains_key("cwd") && props.contains_key("global"), "{}: no scope inputs", tool.name);
+        assert!(tool.description.as_deref().is_some_and(|d| !d.is_empty()), "{}", tool.name);
+    }
+    let mut names: Vec<String> = tools.into_iter().map(|t| t.name.into_owned()).collect();
+    names.sort();
+    names
+}
+
+fn expected() -> Vec<String> {
+    let mut names: Vec<String> = TOOLS.iter().map(|t| (*t).to_owned()).collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn both_entry_names_list_the_thirteen_tools() {
+    let env = Env::new();
+    let cairn = env.connect().await;
+    let info = cairn.service.peer_info().unwrap();
+    assert_eq!(info.server_info.as_ref().map(|i| i.name.as_str()), Some("roscoe"));
+    assert!(info.instructions.as_deref().is_some_and(|i| i.contains("cwd")));
+    assert_eq!(tool_names(&cairn).await, expected());
+    cairn.close().await;
+
+    let roscoe = Client::stdio(env.command(env!("CARGO_BIN_EXE_roscoe"), &[])).await;
+    assert_eq!(tool_names(&roscoe).await, expected());
+    roscoe.close().await;
+}
+
+#[tokio::test]
+async fn unknown_tools_and_bad_arguments_are_error_results() {
+    let env = Env::new();
+    let client = env.connect().await;
+    let result = client.call("start_workflow", json!({"global": true})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(text(&result).contains("Unknown tool: 'start_workflow'"));
+
+    let bad = client.fail("get_workflow", json!({"global": true, "id": "x", "bogus": 1})).await;
+    assert_eq!(bad["code"], "invalid_input");
+    assert!(bad["error"].as_str().unwrap().contains("unknown field `bogus`"));
+    let bad = client.fail("get_workflow", json!({"global": true})).await;
+    assert!(bad["error"].as_str().unwrap().contains("missing field `id`"), "{bad}");
+    let bad = client.fail("list_workflows", json!({"global": true, "source": "elsewhere"})).await;
+    assert_eq!(bad["code"], "invalid_input");
+    client.close().await;
+}
+
+/// Minimal valid arguments (apart from the scope) for each tool.
+fn args_for(tool: &str) -> Value {
+    match tool {
+        "list_workflows" | "get_workflow_schema" => json!({}),
+        "create_workflow" | "update_workflow" => json!({"id": "w", "yaml": simple("w")}),
+        "delete_workflow" => json!({"id": "w", "confirm": true}),
+        "move_workflow" => json!({"id": "w", "to": "global"}),
+        "duplicate_workflow" => json!({"id": "w", "to_id": "w2"}),
+        "rename_workflow" => json!({"id": "w", "new_id": "w2"}),
+        "validate_workflow" | "lint_workflow" | "get_workflow_diagram" => json!({"yaml": simple("w")}),
+        _ => json!({"id": "w"}),
+    }
+}
+
+fn with(mut args: Value, extra: Value) -> Value {
+    for (k, v) in extra.as_object().unwrap() {
+        args[k] = v.clone();
+    }
+    args
+}
+
+#[tokio::test]
+async fn every_tool_reports_the_scope_errors() {
+    let env = Env::new();
+    let repo = env.repo("proj");
+    let file = repo.join("file.txt");
+    std::fs::write(&file, "x").unwrap();
+    let client = env.connect().await;
+    for tool in TOOLS {
+        let args = args_for(tool);
+        let err = client.fail(tool, args.clone()).await;
+        assert_eq!(err["code"], "CWD_REQUIRED", "{tool}");
+        assert!(err.get("cwd").is_none(), "{tool}");
+        let err = client.fail(tool, with(args.clone(), json!({"global": false}))).await;
+        assert_eq!(err["code"], "CWD_REQUIRED", "{tool}: global false counts as absent");
+
+        let err = client.fail(tool, with(args.clone(), json!({"cwd": s(&repo), "global": true}))).await;
+        assert_eq!(err["code"], "CWD_GLOBAL_CONFLICT", "{tool}");
+        assert_eq!(err["cwd"], s(&repo), "{tool}");
+
+        for cwd in ["relative/dir".to_owned(), s(&repo.join("missing")), s(&file)] {
+            let err = client.fail(tool, with(args.clone(), json!({"cwd": cwd}))).await;
+            assert_eq!(err["code"], "CWD_INVALID", "{tool} {cwd}");
+            assert_eq!(err["cwd"], cwd.as_str(), "{tool}");
+        }
+    }
+    // Nothing was written by any refused call.
+    assert!(!env.global_dir().exists());
+    assert!(!repo.join(".roscoe").exists());
+    client.close().await;
+}

@@ -1,0 +1,161 @@
+//! Test support: a private cairn home, git repositories as projects, and an MCP client driving the real binary.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::process::Command;
+
+/// Variables that would point git at another repository than the one around its working directory.
+const GIT_LOCATION_VARIABLES: [&str; 6] =
+    ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_NAMESPACE"];
+
+/// A one-node workflow named `name`.
+pub fn simple(name: &str) -> String {
+    format!(
+        "name: {name}\ndescription: Says hi\ninitial: step\nnodes:\n  step:\n    type: script\n    config: {{ command: \"echo hi\" }}\n    transitions: {{ success: $end, failure: $fail }}\n"
+    )
+}
+
+/// A workflow `name` whose `call` node runs workflow `child`, with comments that a rewrite must keep.
+pub fn parent(name: &str, child: &str) -> String {
+    format!(
+        "# {name}: calls {child}\nname: {name}   # keep me\ninitial: call\nnodes:\n  call:\n    type: subworkflow\n    config:\n      workflow: \"{child}\"   # the child\n      inputs: {{}}\n    transitions: {{ success: $end, failure: $fail }}\n"
+    )
+}
+
+/// A private cairn home plus any number of project directories, all in one temporary directory.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let env = Env { tmp: tempfile::tempdir().unwrap() };
+        std::fs::create_dir_all(env.home()).unwrap();
+        std::fs::create_dir_all(env.git_home()).unwrap();
+        env
+    }
+
+    /// `CAIRN_HOME`.
+    pub fn home(&self) -> PathBuf {
+        self.tmp.path().join("cairn-home")
+    }
+
+    /// The global source.
+    pub fn global_dir(&self) -> PathBuf {
+        self.home().join("workflows")
+    }
+
+    fn git_home(&self) -> PathBuf {
+        self.tmp.path().join("git-home")
+    }
+
+    /// A new git repository `name` (canonical path).
+    pub fn repo(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut git = std::process::Command::new("git");
+        git.args(["init", "-q"]).current_dir(&dir).stdin(Stdio::null());
+        self.isolate_std(&mut git);
+        let status = git.status().unwrap();
+        assert!(status.success(), "git init");
+        dir.canonicalize().unwrap()
+    }
+
+    fn git_vars(&self) -> Vec<(&'static str, PathBuf)> {
+        vec![
+            ("GIT_CONFIG_NOSYSTEM", PathBuf::from("1")),
+            ("HOME", self.git_home()),
+            ("XDG_CONFIG_HOME", self.git_home()),
+            ("GIT_CEILING_DIRECTORIES", self.tmp.path().to_path_buf()),
+        ]
+    }
+
+    fn isolate_std(&self, cmd: &mut std::process::Command) {
+        for (name, value) in self.git_vars() {
+            cmd.env(name, value);
+        }
+        for name in GIT_LOCATION_VARIABLES {
+            cmd.env_remove(name);
+        }
+    }
+
+    /// `<binary> [cairn-args…] mcp` with this home and isolated git.
+    pub fn command(&self, binary: &str, prefix: &[&str]) -> Command {
+        let mut cmd = Command::new(binary);
+        cmd.args(prefix).arg("mcp").env("CAIRN_HOME", self.home());
+        for (name, value) in self.git_vars() {
+            cmd.env(name, value);
+        }
+        for name in GIT_LOCATION_VARIABLES {
+            cmd.env_remove(name);
+        }
+        cmd
+    }
+
+    /// `cairn roscoe mcp`, connected.
+    pub async fn connect(&self) -> Client {
+        Client::stdio(self.command(env!("CARGO_BIN_EXE_cairn"), &["roscoe"])).await
+    }
+}
+
+/// A connected client and the server process behind it.
+pub struct Client {
+    pub service: RunningService<RoleClient, ()>,
+}
+
+impl Client {
+    pub async fn stdio(mut command: Command) -> Client {
+        command.stderr(Stdio::null());
+        let transport = TokioChildProcess::new(command).expect("spawn the server");
+        let service = ().serve(transport).await.expect("initialize over stdio");
+        Client { service }
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else { panic!("arguments must be an object") };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        self.service.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+    }
+
+    /// Calls a tool that must succeed; returns its result (the text, checked against `structuredContent`).
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
+        let value: Value = serde_json::from_str(&text(&result)).expect("text is JSON");
+        let structured = result.structured_content.clone().expect("structured content");
+        match &value {
+            Value::Array(_) => assert_eq!(structured["result"], value, "text and structuredContent differ"),
+            _ => assert_eq!(structured, value, "text and structuredContent differ"),
+        }
+        value
+    }
+
+    /// Calls a tool that must fail with `isError`; returns the `{ error, code, … }` object.
+    pub async fn fail(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args).await;
+        assert_eq!(result.is_error, Some(true), "{tool} unexpectedly succeeded: {}", text(&result));
+        let value: Value = serde_json::from_str(&text(&result)).expect("error text is JSON");
+        assert_eq!(result.structured_content.as_ref(), Some(&value), "text and structuredContent differ");
+        assert!(value["error"].as_str().is_some_and(|e| !e.is_empty()), "{tool}: no message in {value}");
+        value
+    }
+
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
+}
+
+/// `path` as a JSON string.
+pub fn s(path: &Path) -> String {
+    path.to_str().unwrap().to_owned()
+}
