@@ -3,6 +3,7 @@
 
     .venv-dw/bin/python benches/deepwork/bench.py --server deepwork|cairn|both [--jobs N]
         [--spawns 10] [--iterations 50] [--deepwork CMD] [--cairn CMD] [--json FILE]
+    .venv-dw/bin/python benches/deepwork/bench.py --reviews [--server ...] [--iterations 50]
 
 Each server gets a fresh fixture project (fixture.py, `--jobs` jobs in total) and is driven with
 the official Python `mcp` client:
@@ -17,8 +18,20 @@ the official Python `mcp` client:
   (d) peak RSS: VmHWM from /proc/<server pid>/status at the end of (b)+(c) (the server pid is the
       client's child process).
 
+`--reviews` measures the review pipeline instead, on the review benchmark project
+(`fixture.build_review_bench`: 100 `.deepreview` files with 200 rules under `packages/`, 2,000
+committed files, then 2 edited and 3 untracked files, 5 changed files in all), aged 1 s before the
+server starts (cairn's caches do not trust modification times younger than ~100 ms):
+
+  (r1) get_review_instructions in git mode (no `files`): 3 warm-ups + `--iterations` timed on one
+      process; every call recomputes the changed files and rewrites the instruction files;
+  (r2) finished_step with one file output: perf_job/quick_file (one step, one file_path output that no
+      rule matches, no review blocks), a fresh session per iteration; start_workflow is untimed and
+      finished_step is timed (the gate runs git and matches the output against all 200 rules);
+  (r3) peak RSS as in (d).
+
 Prints a markdown table (median and p90 per metric and server, ratio deepwork/cairn of the
-medians) and the machine info, ready to paste into docs/benchmarks.md.
+medians) and the machine info (with `uptime` at the start), ready to paste into docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -139,6 +152,76 @@ async def bench_server(name: str, template: str, jobs: int, spawns: int, iterati
     return result
 
 
+def review_text(result, what: str) -> str:
+    """The text of a get_review_instructions answer; fail unless it is a task list."""
+    text = result.content[0].text if result.content else ""
+    if result.isError or "prompt: \"@" not in text:
+        raise RuntimeError(f"{what} did not return review tasks: {text[:500]}")
+    return text
+
+
+async def measure_reviews(argv: list[str], root: Path, iterations: int, errlog) -> dict:
+    out = {}
+    async with open_session(argv, root, errlog) as (session, _init):
+        await session.list_tools()
+        pid = server_pid()
+
+        samples = []
+        for i in range(WARMUPS + iterations):
+            t0 = time.perf_counter()
+            await session.send_ping()
+            t1 = time.perf_counter()
+            if i >= WARMUPS:
+                samples.append(ms(t1 - t0))
+        out["ping"] = samples
+
+        samples = []
+        for i in range(WARMUPS + iterations):
+            t0 = time.perf_counter()
+            res = await call_tool(session, "get_review_instructions", {})
+            t1 = time.perf_counter()
+            text = review_text(res, "get_review_instructions")
+            if i >= WARMUPS:
+                samples.append(ms(t1 - t0))
+        out["review_instructions"] = samples
+        out["review_tasks"] = text.count('prompt: "@')
+
+        (root / "out").mkdir(exist_ok=True)
+        (root / "out" / "answer.txt").write_text("42\n")
+        starts, finishes = [], []
+        for i in range(WARMUPS + iterations):
+            sid = f"bench-review-gate-{i}"
+            t0 = time.perf_counter()
+            res = await call_tool(session, "start_workflow", {
+                "goal": "benchmark", "job_name": "perf_job", "workflow_name": "quick_file", "session_id": sid})
+            t1 = time.perf_counter()
+            check(res, "start_workflow")
+            res = await call_tool(session, "finished_step", {"session_id": sid, "outputs": {"answer_file": "out/answer.txt"}})
+            t2 = time.perf_counter()
+            if check(res, "finished_step").get("status") != "workflow_complete":
+                raise RuntimeError(f"finished_step did not complete the workflow: {res.structuredContent}")
+            if i >= WARMUPS:
+                starts.append(ms(t1 - t0))
+                finishes.append(ms(t2 - t1))
+        out["gate_finish"], out["gate_start"] = finishes, starts
+
+        out["peak_rss_kb"] = proc_status_kb(pid, "VmHWM") if pid else None
+        out["server_pid_comm"] = Path(f"/proc/{pid}/comm").read_text().strip() if pid else None
+    return out
+
+
+async def bench_reviews_server(name: str, template: str, iterations: int, workdir: Path) -> dict:
+    root = fixture.build_review_bench(workdir / name)
+    time.sleep(1.0)  # let the fixture's files age (cairn's caches distrust very recent mtimes)
+    argv = server_argv(template, root)
+    print(f"[{name}] {' '.join(argv)}", file=sys.stderr)
+    with open(workdir / f"{name}.stderr.txt", "w") as errlog:
+        result = {"command": argv}
+        result.update(await measure_reviews(argv, root, iterations, errlog))
+    print(f"[{name}] reviews done ({result['review_tasks']} review tasks per get_review_instructions)", file=sys.stderr)
+    return result
+
+
 def machine_info() -> str:
     cpu = "unknown"
     try:
@@ -160,6 +243,13 @@ def machine_info() -> str:
             f"Linux {platform.release()}; Python {platform.python_version()}; {git}; {load}")
 
 
+REVIEW_ROWS = [
+    ("ping", "ping round trip: client + transport floor (ms)"),
+    ("review_instructions", "get_review_instructions, git mode (ms)"),
+    ("gate_finish", "finished_step, one file output, 200 rules (ms)"),
+    ("gate_start", "… the untimed start_workflow before it (ms)"),
+]
+
 ROWS = [
     ("startup", "spawn → first tools/list (ms)"),
     ("ping", "ping round trip: client + transport floor (ms)"),
@@ -175,17 +265,25 @@ ROWS = [
 
 def table(results: dict, args) -> str:
     names = list(results)
+    if args.reviews:
+        tasks = ", ".join(f"{n} {results[n]['review_tasks']}" for n in names)
+        fixture_line = (f"Fixture: review benchmark project (fixture.build_review_bench: 100 .deepreview files, "
+                        f"200 rules, 2,000 committed files, 5 changed); review tasks per call: {tasks}; "
+                        f"{WARMUPS} warm-ups + {args.iterations} timed calls on one process; values are median (p90).")
+    else:
+        fixture_line = (f"Fixture: {args.jobs} project jobs (fixture.py); startup: {args.spawns} fresh processes after "
+                        f"1 warm-up; latency: {WARMUPS} warm-ups + {args.iterations} timed calls on one process; "
+                        f"values are median (p90).")
     lines = [
-        f"Fixture: {args.jobs} project jobs (fixture.py); startup: {args.spawns} fresh processes after 1 warm-up; "
-        f"latency: {WARMUPS} warm-ups + {args.iterations} timed calls on one process; "
-        f"values are median (p90).",
+        fixture_line,
+        f"Load at the start: {args.uptime_before}",
         f"Machine: {machine_info()}",
         f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         "",
         "| metric | " + " | ".join(names) + (" | deepwork/cairn |" if len(names) == 2 else " |"),
         "|---" * (len(names) + 1 + (len(names) == 2)) + "|",
     ]
-    for key, label in ROWS:
+    for key, label in (REVIEW_ROWS if args.reviews else ROWS):
         cells, medians = [], []
         for n in names:
             samples = results[n][key]
@@ -211,8 +309,11 @@ async def main_async(args) -> int:
     with tempfile.TemporaryDirectory(prefix="cairn-bench-") as tmp:
         for name in servers:
             try:
-                results[name] = await bench_server(name, templates[name], args.jobs, args.spawns,
-                                                   args.iterations, Path(tmp))
+                if args.reviews:
+                    results[name] = await bench_reviews_server(name, templates[name], args.iterations, Path(tmp))
+                else:
+                    results[name] = await bench_server(name, templates[name], args.jobs, args.spawns,
+                                                       args.iterations, Path(tmp))
             except Exception as e:  # noqa: BLE001 - report, and still print the other server's numbers
                 errf = Path(tmp) / f"{name}.stderr.txt"
                 tail = errf.read_text()[-2000:] if errf.exists() else ""
@@ -233,8 +334,12 @@ def main() -> int:
     ap.add_argument("--iterations", type=int, default=50, help="timed calls per latency metric")
     ap.add_argument("--deepwork", default=DEFAULT_COMMANDS["deepwork"], help="DeepWork command ({root})")
     ap.add_argument("--cairn", default=DEFAULT_COMMANDS["cairn"], help="cairn command ({root})")
+    ap.add_argument("--reviews", action="store_true",
+                    help="benchmark get_review_instructions and the gate on 200 rules / 2,000 files instead")
     ap.add_argument("--json", metavar="FILE", help="also write the raw samples as JSON")
     args = ap.parse_args()
+    args.uptime_before = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"uptime before: {args.uptime_before}", file=sys.stderr)
     return asyncio.run(main_async(args))
 
 

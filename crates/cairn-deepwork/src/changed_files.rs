@@ -118,22 +118,38 @@ impl Git {
             ));
         }
         self.require_work_tree()?;
-        let mut files = BTreeSet::new();
         // Without a commit there is nothing to diff against: the index and untracked files are everything.
-        if self.verifies("HEAD") {
+        let merge_base = if self.verifies("HEAD") {
             let base = base_ref.map_or_else(|| self.default_base(), str::to_owned);
-            let merge_base = if base == "HEAD" { base } else { self.merge_base(&base)? };
-            let committed_and_unstaged =
-                ["diff", "--name-only", "--diff-filter=ACMR", "-z", "--relative", "--no-color"];
-            let args: Vec<&str> = committed_and_unstaged.into_iter().chain([merge_base.as_str(), "--"]).collect();
-            files.extend(self.list("git diff", &args)?);
-        }
-        files.extend(self.list(
-            "git diff",
-            &["diff", "--name-only", "--diff-filter=ACMR", "-z", "--relative", "--no-color", "--cached", "--"],
-        )?);
-        // Run in the root, `ls-files` lists only files below it, relative to it.
-        files.extend(self.list("git ls-files", &["ls-files", "--others", "--exclude-standard", "-z"])?);
+            Some(if base == "HEAD" { base } else { self.merge_base(&base)? })
+        } else {
+            None
+        };
+        let diff = ["diff", "--name-only", "--diff-filter=ACMR", "-z", "--relative", "--no-color"];
+        // The three listings are independent: run them side by side (each git process costs milliseconds).
+        let (committed, staged, untracked) = std::thread::scope(|scope| {
+            let committed = scope.spawn(|| match &merge_base {
+                Some(base) => {
+                    let args: Vec<&str> = diff.into_iter().chain([base.as_str(), "--"]).collect();
+                    self.list("git diff", &args)
+                }
+                None => Ok(Vec::new()),
+            });
+            let staged = scope.spawn(|| {
+                let args: Vec<&str> = diff.into_iter().chain(["--cached", "--"]).collect();
+                self.list("git diff", &args)
+            });
+            // Run in the root, `ls-files` lists only files below it, relative to it.
+            let untracked = self.list("git ls-files", &["ls-files", "--others", "--exclude-standard", "-z"]);
+            let join = |handle: std::thread::ScopedJoinHandle<'_, Result<Vec<String>, String>>| {
+                handle.join().unwrap_or_else(|_| Err("git diff failed: the listing thread panicked".to_owned()))
+            };
+            (join(committed), join(staged), untracked)
+        });
+        let mut files = BTreeSet::new();
+        files.extend(committed?);
+        files.extend(staged?);
+        files.extend(untracked?);
         // cairn's own scratch folder (sessions, status, review instructions) is never a change to review.
         Ok(files.into_iter().filter(|f| !f.starts_with(".deepwork/tmp/")).collect())
     }

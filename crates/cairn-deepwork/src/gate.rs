@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::changed_files::{changed_files, reference_root};
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
-use crate::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
+use crate::review::{build_tasks, format_tasks, root_relative, rule_matches_any, write_instruction_files};
 use crate::review_rule::ReviewRule;
 use crate::step_reviews::step_reviews;
 use cairn_yaml as yaml;
@@ -54,10 +54,12 @@ pub fn run(input: &GateInput<'_>, project_rules: &[ReviewRule], platform: &str) 
     let files = submitted_files(input);
     let mut tasks = build_tasks(&own.rules, &files, input.root, platform, false);
     tasks.extend(own.inline_tasks);
-    if !files.is_empty() && !project_rules.is_empty() {
-        // Project rules only look at outputs this branch changed; a git failure means nothing changed.
+    // Project rules only look at outputs this branch changed (a git failure means nothing changed). Asking git costs
+    // several processes, so it is done only when some project rule could match a submitted file at all.
+    if project_rules.iter().any(|rule| rule_matches_any(rule, &files, input.root)) {
         let changed = changed_files(input.root, None).unwrap_or_default();
-        let changed_outputs: Vec<String> = files.iter().filter(|f| changed.binary_search(f).is_ok()).cloned().collect();
+        // In git's (sorted) order, as DeepWork lists them.
+        let changed_outputs: Vec<String> = changed.into_iter().filter(|f| files.contains(f)).collect();
         tasks.extend(build_tasks(project_rules, &changed_outputs, input.root, platform, false));
     }
     if tasks.is_empty() {
