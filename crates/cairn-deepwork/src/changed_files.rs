@@ -21,6 +21,11 @@ use crate::process::{Finished, run_with_timeout};
 /// Branches tried, in order, when `origin/HEAD` does not name the default branch.
 const DEFAULT_BRANCH_CANDIDATES: [&str; 4] = ["origin/main", "origin/master", "main", "master"];
 
+/// `origin/main` → `refs/remotes/origin/main`, `main` → `refs/heads/main`.
+fn full_ref(short: &str) -> String {
+    if short.starts_with("origin/") { format!("refs/remotes/{short}") } else { format!("refs/heads/{short}") }
+}
+
 /// How long `reference_root` waits for git.
 const REFERENCE_ROOT_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -83,30 +88,27 @@ impl Git {
         self.command(args).output().map_err(|e| spawn_error(&e))
     }
 
-    fn succeeds(&self, args: &[&str]) -> bool {
-        self.command(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|status| status.success())
-    }
-
-    fn verifies(&self, reference: &str) -> bool {
-        self.succeeds(&["rev-parse", "--verify", "--quiet", reference])
-    }
-
     /// The ref to compare against: `origin/HEAD`'s target, else the first default-branch candidate that exists, else
     /// `HEAD`.
     fn default_base(&self) -> String {
-        if let Ok(out) = self.output(&["symbolic-ref", "refs/remotes/origin/HEAD"])
-            && out.status.success()
-        {
-            let target = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            let target = target.strip_prefix("refs/remotes/").unwrap_or(&target).to_owned();
-            if !target.is_empty() && self.verifies(&target) {
-                return target;
-            }
-        }
-        DEFAULT_BRANCH_CANDIDATES
+        let origin_head = match self.output(&["symbolic-ref", "-q", "refs/remotes/origin/HEAD"]) {
+            Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).trim().to_owned()),
+            _ => None,
+        };
+        // Which of the candidates exist, asked in one process.
+        let mut wanted: Vec<String> = origin_head.iter().filter(|r| !r.is_empty()).cloned().collect();
+        wanted.extend(DEFAULT_BRANCH_CANDIDATES.iter().map(|c| full_ref(c)));
+        let mut args = vec!["for-each-ref", "--format=%(refname)"];
+        args.extend(wanted.iter().map(String::as_str));
+        let existing: Vec<String> = match self.output(&args) {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
+            _ => Vec::new(),
+        };
+        wanted
             .iter()
-            .find(|candidate| self.verifies(candidate))
-            .map_or_else(|| "HEAD".to_owned(), |candidate| (*candidate).to_owned())
+            .find(|r| existing.contains(r))
+            .map(|r| r.strip_prefix("refs/remotes/").or_else(|| r.strip_prefix("refs/heads/")).unwrap_or(r).to_owned())
+            .unwrap_or_else(|| "HEAD".to_owned())
     }
 
     fn changed_files(&self, base_ref: Option<&str>) -> Result<Vec<String>, String> {
@@ -117,9 +119,9 @@ impl Git {
                 "Invalid base ref '{base}': pass a branch, tag or commit name (it cannot be empty or start with '-')."
             ));
         }
-        self.require_work_tree()?;
+        let has_head = self.require_work_tree()?;
         // Without a commit there is nothing to diff against: the index and untracked files are everything.
-        let merge_base = if self.verifies("HEAD") {
+        let merge_base = if has_head {
             let base = base_ref.map_or_else(|| self.default_base(), str::to_owned);
             Some(if base == "HEAD" { base } else { self.merge_base(&base)? })
         } else {
@@ -154,12 +156,16 @@ impl Git {
         Ok(files.into_iter().filter(|f| !f.starts_with(".deepwork/tmp/")).collect())
     }
 
-    /// Fails with `git diff failed: …` unless the root is inside a git work tree (outside one, `git diff` would fall
+    /// Whether HEAD exists (a first commit was made); fails with `git diff failed: …` unless the root is inside a git
+    /// work tree (outside one, `git diff` would fall
     /// back to its `--no-index` mode and complain about options instead).
-    fn require_work_tree(&self) -> Result<(), String> {
-        let out = self.output(&["rev-parse", "--is-inside-work-tree"]).map_err(|e| format!("git diff failed: {e}"))?;
-        if out.status.success() && out.stdout.starts_with(b"true") {
-            return Ok(());
+    fn require_work_tree(&self) -> Result<bool, String> {
+        // One process answers both questions: `true` when inside a work tree, then HEAD's id when there is a commit.
+        let out = self
+            .output(&["rev-parse", "--is-inside-work-tree", "--verify", "--quiet", "HEAD"])
+            .map_err(|e| format!("git diff failed: {e}"))?;
+        if out.stdout.starts_with(b"true") {
+            return Ok(out.status.success());
         }
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         let reason = if stderr.is_empty() { "not inside a git work tree".to_owned() } else { stderr };
