@@ -91,22 +91,33 @@ impl Git {
     /// The ref to compare against: `origin/HEAD`'s target, else the first default-branch candidate that exists, else
     /// `HEAD`.
     fn default_base(&self) -> String {
-        let origin_head = match self.output(&["symbolic-ref", "-q", "refs/remotes/origin/HEAD"]) {
-            Ok(out) if out.status.success() => Some(String::from_utf8_lossy(&out.stdout).trim().to_owned()),
-            _ => None,
+        // One process: which candidates exist, and where origin/HEAD points.
+        let candidates: Vec<String> = DEFAULT_BRANCH_CANDIDATES.iter().map(|c| full_ref(c)).collect();
+        let mut args = vec!["for-each-ref", "--format=%(refname) %(symref)", "refs/remotes/origin/HEAD"];
+        args.extend(candidates.iter().map(String::as_str));
+        let listing = match self.output(&args) {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+            _ => String::new(),
         };
-        // Which of the candidates exist, asked in one process.
-        let mut wanted: Vec<String> = origin_head.iter().filter(|r| !r.is_empty()).cloned().collect();
-        wanted.extend(DEFAULT_BRANCH_CANDIDATES.iter().map(|c| full_ref(c)));
-        let mut args = vec!["for-each-ref", "--format=%(refname)"];
-        args.extend(wanted.iter().map(String::as_str));
-        let existing: Vec<String> = match self.output(&args) {
-            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect(),
-            _ => Vec::new(),
-        };
-        wanted
+        let mut existing = Vec::new();
+        let mut origin_head = None;
+        for line in listing.lines() {
+            let (name, target) = line.split_once(' ').unwrap_or((line, ""));
+            if name == "refs/remotes/origin/HEAD" {
+                origin_head = Some(target.to_owned()).filter(|t| !t.is_empty());
+            } else {
+                existing.push(name.to_owned());
+            }
+        }
+        // origin/HEAD's target may be a branch outside the candidates (e.g. origin/trunk): check that one too.
+        let origin_head = origin_head.filter(|target| {
+            existing.contains(target)
+                || self.output(&["rev-parse", "--verify", "--quiet", target]).is_ok_and(|o| o.status.success())
+        });
+        origin_head
             .iter()
-            .find(|r| existing.contains(r))
+            .chain(candidates.iter().filter(|c| existing.contains(c)))
+            .next()
             .map(|r| r.strip_prefix("refs/remotes/").or_else(|| r.strip_prefix("refs/heads/")).unwrap_or(r).to_owned())
             .unwrap_or_else(|| "HEAD".to_owned())
     }

@@ -74,12 +74,22 @@ impl Deepwork {
             };
         }
         let explicit = files.is_some();
+        let mut ref_root = None;
         let files = match files {
             Some(files) => inside_project(root, &files),
-            None => match changed_files(root, None) {
-                Ok(files) => files,
-                Err(err) => return format!("Review error: Git error: {err}"),
-            },
+            None => {
+                // Both ask git; run them side by side.
+                let (changed, reference) =
+                    std::thread::scope(|s| {
+                        let reference = s.spawn(|| reference_root(root));
+                        (changed_files(root, None), reference.join().ok())
+                    });
+                ref_root = reference;
+                match changed {
+                    Ok(files) => files,
+                    Err(err) => return format!("Review error: Git error: {err}"),
+                }
+            }
         };
         if files.is_empty() {
             return "No changed files detected.".to_owned();
@@ -93,7 +103,8 @@ impl Deepwork {
             Ok(pending) => pending,
             Err(err) => return format!("Review error: Error writing instruction files: {err}"),
         };
-        let body = format_tasks(&pending, platform, root, &reference_root(root));
+        let ref_root = ref_root.unwrap_or_else(|| reference_root(root));
+        let body = format_tasks(&pending, platform, root, &ref_root);
         if problems.is_empty() {
             body
         } else {
