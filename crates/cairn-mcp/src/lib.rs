@@ -4,11 +4,12 @@
 //! of the transports here: [`serve_stdio`], [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old
 //! HTTP+SSE protocol DeepWork's `--transport sse` speaks). The helpers in [`envelope`] build the result shapes the
 //! specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on, and
-//! [`roots`] asks the client for its workspace root.
+//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
 //!
 //! This crate knows nothing about any surface's domain.
 
 pub mod args;
+pub mod describe;
 pub mod envelope;
 mod http;
 pub mod roots;

@@ -199,30 +199,16 @@ fn failure(body: Value) -> CallToolResult {
 
 /// Describes a tool whose arguments are `P` and whose result is an object.
 fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
-    tool_with::<P>(name, description, envelope::object_schema())
+    cairn_mcp::describe::tool::<P>(name, description, envelope::object_schema())
 }
 
 /// Describes a tool whose result is an array (structured content `{ result: [...] }`).
 fn list_tool<P: JsonSchema>(name: &'static str, description: &'static str, item: Value) -> Tool {
-    tool_with::<P>(
+    cairn_mcp::describe::tool::<P>(
         name,
         description,
         envelope::wrapped_schema(json!({ "type": "array", "items": item })),
     )
-}
-
-fn tool_with<P: JsonSchema>(
-    name: &'static str,
-    description: &'static str,
-    output: serde_json::Map<String, Value>,
-) -> Tool {
-    let schema = serde_json::to_value(schemars::schema_for!(P)).expect("schemas serialize");
-    let Value::Object(mut input) = schema else {
-        unreachable!("a schema for a struct is an object")
-    };
-    input.remove("$schema");
-    input.remove("title");
-    Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(output))
 }
 
 impl ServerHandler for RoscoeServer {
