@@ -505,36 +505,48 @@ def report(a: dict, b: dict, names: tuple[str, str], only: str) -> int:
     return unexpected
 
 
+NAMES = ("deepwork", "cairn")
+
+
+async def run_both(run_server, args, workdir: Path, strict_text: bool, record_stem: str,
+                   normaliser: type = None) -> dict | None:
+    """Runs `run_server(name, template, workdir)` for DeepWork then cairn and normalises each transcript; `None` when
+    a server could not be run (the reason is printed). With `--record`, raw and normalised transcripts and the
+    server's stderr are saved as `<name><record_stem>.json` and friends. `normaliser` defaults to `Normaliser`."""
+    normaliser = normaliser or Normaliser
+    normalised, failed = {}, False
+    for name, template in zip(NAMES, (args.deepwork, args.cairn)):
+        try:
+            records, stderr = await run_server(name, template, workdir)
+        except Exception as e:  # noqa: BLE001 - report any failure to run a server
+            print(f"{name}: could not run `{template}`: {e!r}", file=sys.stderr)
+            errf = workdir / name / "stderr.txt"
+            if errf.exists():
+                print(f"--- {name} stderr (tail) ---\n{errf.read_text()[-3000:]}", file=sys.stderr)
+            if args.verbose:
+                traceback.print_exc()
+            failed = True
+            continue
+        normalised[name] = normaliser(workdir / name / "project", strict_text).all(records)
+        if args.record:
+            out = Path(args.record)
+            out.mkdir(parents=True, exist_ok=True)
+            (out / f"{name}{record_stem}.json").write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+            (out / f"{name}{record_stem}.normalised.json").write_text(
+                json.dumps(normalised[name], indent=2, ensure_ascii=False) + "\n")
+            (out / f"{name}{record_stem}.stderr.txt").write_text(stderr)
+    return None if failed else normalised
+
+
 async def main_async(args) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="cairn-compare-"))
-    names = ("deepwork", "cairn")
-    normalised, failed = {}, False
     try:
-        for name, template in zip(names, (args.deepwork, args.cairn)):
-            try:
-                records, stderr = await run_server(name, template, workdir, args.jobs)
-            except Exception as e:  # noqa: BLE001 - report any failure to run a server
-                print(f"{name}: could not run `{template}`: {e!r}", file=sys.stderr)
-                errf = workdir / name / "stderr.txt"
-                if errf.exists():
-                    print(f"--- {name} stderr (tail) ---\n{errf.read_text()[-3000:]}", file=sys.stderr)
-                if args.verbose:
-                    traceback.print_exc()
-                failed = True
-                continue
-            root = workdir / name / "project"
-            normalised[name] = Normaliser(root, args.strict_text).all(records)
-            if args.record:
-                out = Path(args.record)
-                out.mkdir(parents=True, exist_ok=True)
-                (out / f"{name}.json").write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
-                (out / f"{name}.normalised.json").write_text(
-                    json.dumps(normalised[name], indent=2, ensure_ascii=False) + "\n")
-                (out / f"{name}.stderr.txt").write_text(stderr)
-        if failed:
+        run = lambda name, template, wd: run_server(name, template, wd, args.jobs)  # noqa: E731
+        normalised = await run_both(run, args, workdir, args.strict_text, "")
+        if normalised is None:
             return 2
         print(f"deepwork: {args.deepwork}\ncairn:    {args.cairn}\n")
-        bad = report(normalised["deepwork"], normalised["cairn"], names, args.only)
+        bad = report(normalised["deepwork"], normalised["cairn"], NAMES, args.only)
         print("equal" if bad == 0 else "DIFFERENT")
         return 0 if bad == 0 else 1
     finally:

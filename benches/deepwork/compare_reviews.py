@@ -41,7 +41,6 @@ import re
 import shutil
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -312,33 +311,12 @@ compare.diff = diff  # compare.report and compare.diff's recursion use this
 
 async def main_async(args) -> int:
     workdir = Path(tempfile.mkdtemp(prefix="cairn-compare-reviews-"))
-    names = ("deepwork", "cairn")
-    normalised, failed = {}, False
+    names = compare.NAMES
     compare.KNOWN_DIFFERENCES.clear()
     compare.KNOWN_DIFFERENCES.update(KNOWN_DIFFERENCES)
     try:
-        for name, template in zip(names, (args.deepwork, args.cairn)):
-            try:
-                records, stderr = await run_server(name, template, workdir)
-            except Exception as e:  # noqa: BLE001 - report any failure to run a server
-                print(f"{name}: could not run `{template}`: {e!r}", file=sys.stderr)
-                errf = workdir / name / "stderr.txt"
-                if errf.exists():
-                    print(f"--- {name} stderr (tail) ---\n{errf.read_text()[-3000:]}", file=sys.stderr)
-                if args.verbose:
-                    traceback.print_exc()
-                failed = True
-                continue
-            root = workdir / name / "project"
-            normalised[name] = Normaliser(root, False).all(records)
-            if args.record:
-                out = Path(args.record)
-                out.mkdir(parents=True, exist_ok=True)
-                (out / f"{name}.reviews.json").write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
-                (out / f"{name}.reviews.normalised.json").write_text(
-                    json.dumps(normalised[name], indent=2, ensure_ascii=False) + "\n")
-                (out / f"{name}.reviews.stderr.txt").write_text(stderr)
-        if failed:
+        normalised = await compare.run_both(run_server, args, workdir, False, ".reviews", Normaliser)
+        if normalised is None:
             return 2
         print(f"deepwork: {args.deepwork}\ncairn:    {args.cairn}\n")
         bad = compare.report(normalised["deepwork"], normalised["cairn"], names, args.only)

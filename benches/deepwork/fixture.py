@@ -315,6 +315,9 @@ GITIGNORE = """\
 # Written by both servers at startup with different contents (each ships its own job schema);
 # ignored so that it never shows up as a changed file and both projects change identically.
 .deepwork/job.schema.json
+# Scratch folder of both servers. cairn leaves it out of changed files anyway; DeepWork lists the fresh project's
+# .deepwork/tmp/.gitignore as changed, which would make all_changed_files tasks differ by that one file.
+.deepwork/tmp/
 ignored/
 """
 
