@@ -9,6 +9,10 @@
 //! SQL lives only in this crate: each surface gets a module of typed queries here, and its domain code never writes
 //! SQL of its own.
 
+pub mod runs;
+
+pub mod work;
+
 use std::path::Path;
 use std::str::FromStr;
 

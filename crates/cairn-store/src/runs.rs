@@ -1,0 +1,711 @@
+//! Roscoe's tables (§6.4 of the roscoe spec): `workflow_runs`, `node_runs`, `run_events` and `projects`.
+//!
+//! Rows are plain structs whose JSON columns stay `String`s; what they mean is the roscoe crate's business. Every
+//! function takes a connection first — a pooled one for reads, the connection of a [`Store::begin_write`]
+//! transaction for changes — so a caller composes one transaction from several calls. A run changes only through
+//! [`update_run`], a compare-and-swap on `version`: of two processes that loaded the same version, exactly one wins.
+
+use sqlx::any::AnyRow;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AssertSqlSafe, Row};
+
+pub use sqlx::AnyConnection as Connection;
+
+use crate::{Error, Store};
+
+/// One row of `workflow_runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    /// Lower-case alphanumeric id.
+    pub id: String,
+    /// The project, `""` for the global namespace.
+    pub project_id: String,
+    /// The project root directory, `None` in the global namespace.
+    pub project_root: Option<String>,
+    /// The top of this run's tree (its own id for a top-level run).
+    pub root_run_id: String,
+    /// The parent run of a subworkflow child.
+    pub parent_run_id: Option<String>,
+    /// The parent's subworkflow node run.
+    pub parent_node_run_id: Option<String>,
+    /// 0 for a top-level run.
+    pub depth: i64,
+    /// The workflow id.
+    pub workflow_id: String,
+    /// The workflow name.
+    pub workflow_name: String,
+    /// The workflow description.
+    pub workflow_description: Option<String>,
+    /// `global` or `repo`.
+    pub workflow_source: String,
+    /// The workflow file at start.
+    pub workflow_path: String,
+    /// The workflow's asset folder (`ROSCOE_WORKFLOW_DIR`).
+    pub workflow_dir: String,
+    /// JSON: the workflow (and model settings) as they were at start.
+    pub workflow_snapshot: String,
+    /// Who started it: `mcp`, `web`, `cli` or `test`.
+    pub source: String,
+    /// `user` or `test`.
+    pub kind: String,
+    /// `running`, `paused`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// The node the run is at (or failed at).
+    pub current_node_id: Option<String>,
+    /// JSON pending step owned by this run.
+    pub pending_step: Option<String>,
+    /// The child run a subworkflow node waits for.
+    pub awaiting_child_run_id: Option<String>,
+    /// JSON run input.
+    pub input: String,
+    /// JSON context: outputs, iterations, steps.
+    pub context: String,
+    /// JSON run output.
+    pub output: Option<String>,
+    /// Failure or cancel reason.
+    pub error: Option<String>,
+    /// Failure code.
+    pub error_code: Option<String>,
+    /// JSON host information.
+    pub host: Option<String>,
+    /// The process executing a synchronous node, while `running`.
+    pub owner_pid: Option<i64>,
+    /// When that process's claim lapses (epoch ms).
+    pub lease_expires_at: Option<i64>,
+    /// 1 + the number of retries.
+    pub attempt: i64,
+    /// Cost fields.
+    pub total_cost_usd: f64,
+    /// USD billed to an API key.
+    pub metered_cost_usd: f64,
+    /// USD list-price equivalent of subscription work.
+    pub subscription_equiv_cost_usd: f64,
+    /// `none`, `subscription`, `metered` or `mixed`.
+    pub billing_mode: String,
+    /// Input tokens so far.
+    pub input_tokens: i64,
+    /// Output tokens so far.
+    pub output_tokens: i64,
+    /// Epoch ms.
+    pub started_at: i64,
+    /// Epoch ms.
+    pub completed_at: Option<i64>,
+    /// Epoch ms.
+    pub updated_at: i64,
+    /// Bumped by every change.
+    pub version: i64,
+}
+
+/// One row of `node_runs`: one visit of a node, or a child of a fan-out node run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRunRow {
+    /// Lower-case alphanumeric id.
+    pub id: String,
+    /// Its run.
+    pub run_id: String,
+    /// The fan-out node run this is a child of.
+    pub parent_node_run_id: Option<String>,
+    /// Order within the run.
+    pub seq: i64,
+    /// The workflow node.
+    pub node_id: String,
+    /// The executor type, or a child kind (`consensus_agent`, `map_branch`, …).
+    pub node_type: String,
+    /// Node-run status.
+    pub status: String,
+    /// 1-based visit number.
+    pub iteration: i64,
+    /// Submissions / executions so far.
+    pub attempts: i64,
+    /// Current fan-out phase.
+    pub phase: Option<String>,
+    /// JSON phase bookkeeping.
+    pub phase_state: Option<String>,
+    /// Model used.
+    pub model: Option<String>,
+    /// JSON input.
+    pub input: Option<String>,
+    /// JSON output.
+    pub output: Option<String>,
+    /// Error text.
+    pub error: Option<String>,
+    /// Event emitted.
+    pub event: Option<String>,
+    /// JSON array of warnings.
+    pub warnings: Option<String>,
+    /// The child run of a subworkflow node.
+    pub child_run_id: Option<String>,
+    /// Epoch ms.
+    pub started_at: i64,
+    /// Epoch ms.
+    pub completed_at: Option<i64>,
+    /// Milliseconds.
+    pub duration_ms: Option<i64>,
+    /// USD.
+    pub cost_usd: Option<f64>,
+    /// Tokens.
+    pub input_tokens: Option<i64>,
+    /// Tokens.
+    pub output_tokens: Option<i64>,
+}
+
+/// One entry of `list_runs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunListRow {
+    /// Run id.
+    pub id: String,
+    /// Workflow id.
+    pub workflow_id: String,
+    /// Workflow name.
+    pub workflow_name: String,
+    /// Status.
+    pub status: String,
+    /// Epoch ms.
+    pub started_at: i64,
+    /// Epoch ms.
+    pub completed_at: Option<i64>,
+    /// Who started it.
+    pub source: String,
+    /// `global` or `repo`.
+    pub workflow_source: String,
+    /// `user` or `test`.
+    pub kind: String,
+}
+
+/// What `list_runs` selects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListFilter {
+    /// Exactly this project (`""` = global).
+    pub project_id: String,
+    /// Only this status.
+    pub status: Option<String>,
+    /// Only this workflow.
+    pub workflow_id: Option<String>,
+    /// Include subworkflow children.
+    pub include_children: bool,
+    /// At most this many.
+    pub limit: i64,
+}
+
+const RUN_COLUMNS: &str = "id, project_id, project_root, root_run_id, parent_run_id, parent_node_run_id, depth, \
+    workflow_id, workflow_name, workflow_description, workflow_source, workflow_path, workflow_dir, workflow_snapshot, \
+    source, kind, status, current_node_id, pending_step, awaiting_child_run_id, input, context, output, error, \
+    error_code, host, owner_pid, lease_expires_at, attempt, total_cost_usd, metered_cost_usd, \
+    subscription_equiv_cost_usd, billing_mode, input_tokens, output_tokens, started_at, completed_at, updated_at, version";
+
+const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_type, status, iteration, attempts, \
+    phase, phase_state, model, input, output, error, event, warnings, child_run_id, started_at, completed_at, \
+    duration_ms, cost_usd, input_tokens, output_tokens";
+
+impl Store {
+    /// A pooled connection for reads.
+    pub async fn read(&self) -> Result<PoolConnection<Any>, Error> {
+        Ok(self.pool().acquire().await?)
+    }
+}
+
+/// Inserts a new run (its `version` as given, normally 0).
+pub async fn insert_run(conn: &mut Connection, run: &RunRow) -> Result<(), Error> {
+    // Audited: the statement is built from this module's constant column list only.
+    let sql = format!(
+        "INSERT INTO workflow_runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
+         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, \
+         $36, $37, $38, $39)"
+    );
+    bind_run(sqlx::query(AssertSqlSafe(sql)), run).execute(conn).await?;
+    Ok(())
+}
+
+/// Writes `run` if the stored version is still `expected`, setting the stored version to `run.version`. Returns
+/// whether it won; `false` means another writer changed the run first and nothing was written.
+pub async fn update_run(conn: &mut Connection, run: &RunRow, expected: i64) -> Result<bool, Error> {
+    let sets: Vec<String> = RUN_COLUMNS
+        .split(", ")
+        .enumerate()
+        .skip(1)
+        .map(|(i, column)| format!("{column} = ${}", i + 1))
+        .collect();
+    let sql = format!("UPDATE workflow_runs SET {} WHERE id = $1 AND version = $40", sets.join(", "));
+    let done = bind_run(sqlx::query(AssertSqlSafe(sql)), run).bind(expected).execute(conn).await?;
+    Ok(done.rows_affected() == 1)
+}
+
+fn bind_run<'q>(
+    query: sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>,
+    r: &'q RunRow,
+) -> sqlx::query::Query<'q, Any, sqlx::any::AnyArguments> {
+    query
+        .bind(&r.id)
+        .bind(&r.project_id)
+        .bind(&r.project_root)
+        .bind(&r.root_run_id)
+        .bind(&r.parent_run_id)
+        .bind(&r.parent_node_run_id)
+        .bind(r.depth)
+        .bind(&r.workflow_id)
+        .bind(&r.workflow_name)
+        .bind(&r.workflow_description)
+        .bind(&r.workflow_source)
+        .bind(&r.workflow_path)
+        .bind(&r.workflow_dir)
+        .bind(&r.workflow_snapshot)
+        .bind(&r.source)
+        .bind(&r.kind)
+        .bind(&r.status)
+        .bind(&r.current_node_id)
+        .bind(&r.pending_step)
+        .bind(&r.awaiting_child_run_id)
+        .bind(&r.input)
+        .bind(&r.context)
+        .bind(&r.output)
+        .bind(&r.error)
+        .bind(&r.error_code)
+        .bind(&r.host)
+        .bind(r.owner_pid)
+        .bind(r.lease_expires_at)
+        .bind(r.attempt)
+        .bind(r.total_cost_usd)
+        .bind(r.metered_cost_usd)
+        .bind(r.subscription_equiv_cost_usd)
+        .bind(&r.billing_mode)
+        .bind(r.input_tokens)
+        .bind(r.output_tokens)
+        .bind(r.started_at)
+        .bind(r.completed_at)
+        .bind(r.updated_at)
+        .bind(r.version)
+}
+
+fn run_from(row: &AnyRow) -> Result<RunRow, sqlx::Error> {
+    Ok(RunRow {
+        id: row.try_get("id")?,
+        project_id: row.try_get("project_id")?,
+        project_root: row.try_get("project_root")?,
+        root_run_id: row.try_get("root_run_id")?,
+        parent_run_id: row.try_get("parent_run_id")?,
+        parent_node_run_id: row.try_get("parent_node_run_id")?,
+        depth: row.try_get("depth")?,
+        workflow_id: row.try_get("workflow_id")?,
+        workflow_name: row.try_get("workflow_name")?,
+        workflow_description: row.try_get("workflow_description")?,
+        workflow_source: row.try_get("workflow_source")?,
+        workflow_path: row.try_get("workflow_path")?,
+        workflow_dir: row.try_get("workflow_dir")?,
+        workflow_snapshot: row.try_get("workflow_snapshot")?,
+        source: row.try_get("source")?,
+        kind: row.try_get("kind")?,
+        status: row.try_get("status")?,
+        current_node_id: row.try_get("current_node_id")?,
+        pending_step: row.try_get("pending_step")?,
+        awaiting_child_run_id: row.try_get("awaiting_child_run_id")?,
+        input: row.try_get("input")?,
+        context: row.try_get("context")?,
+        output: row.try_get("output")?,
+        error: row.try_get("error")?,
+        error_code: row.try_get("error_code")?,
+        host: row.try_get("host")?,
+        owner_pid: row.try_get("owner_pid")?,
+        lease_expires_at: row.try_get("lease_expires_at")?,
+        attempt: row.try_get("attempt")?,
+        total_cost_usd: row.try_get("total_cost_usd")?,
+        metered_cost_usd: row.try_get("metered_cost_usd")?,
+        subscription_equiv_cost_usd: row.try_get("subscription_equiv_cost_usd")?,
+        billing_mode: row.try_get("billing_mode")?,
+        input_tokens: row.try_get("input_tokens")?,
+        output_tokens: row.try_get("output_tokens")?,
+        started_at: row.try_get("started_at")?,
+        completed_at: row.try_get("completed_at")?,
+        updated_at: row.try_get("updated_at")?,
+        version: row.try_get("version")?,
+    })
+}
+
+/// The run `id`, if it exists.
+pub async fn get_run(conn: &mut Connection, id: &str) -> Result<Option<RunRow>, Error> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_runs WHERE id = $1");
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(id).fetch_optional(conn).await?;
+    Ok(row.as_ref().map(run_from).transpose()?)
+}
+
+/// Every run of the tree rooted at `root_id` (the root included), parents before children.
+pub async fn runs_in_tree(conn: &mut Connection, root_id: &str) -> Result<Vec<RunRow>, Error> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_runs WHERE root_run_id = $1 ORDER BY depth, started_at, id");
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(root_id).fetch_all(conn).await?;
+    Ok(rows.iter().map(run_from).collect::<Result<_, _>>()?)
+}
+
+/// Ids of the runs whose parent is `parent_id`, oldest first.
+pub async fn child_run_ids(conn: &mut Connection, parent_id: &str) -> Result<Vec<String>, Error> {
+    let rows = sqlx::query("SELECT id FROM workflow_runs WHERE parent_run_id = $1 ORDER BY started_at, id")
+        .bind(parent_id)
+        .fetch_all(conn)
+        .await?;
+    Ok(rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?)
+}
+
+/// Runs in `filter`'s project, newest first (ties: id descending).
+pub async fn list_runs(conn: &mut Connection, filter: &ListFilter) -> Result<Vec<RunListRow>, Error> {
+    let mut sql = String::from(
+        "SELECT id, workflow_id, workflow_name, status, started_at, completed_at, source, workflow_source, kind \
+         FROM workflow_runs WHERE project_id = $1 AND kind = 'user'",
+    );
+    let mut binds: Vec<&str> = vec![&filter.project_id];
+    if let Some(status) = &filter.status {
+        binds.push(status);
+        sql.push_str(&format!(" AND status = ${}", binds.len()));
+    }
+    if let Some(workflow_id) = &filter.workflow_id {
+        binds.push(workflow_id);
+        sql.push_str(&format!(" AND workflow_id = ${}", binds.len()));
+    }
+    if !filter.include_children {
+        sql.push_str(" AND parent_run_id IS NULL");
+    }
+    sql.push_str(&format!(" ORDER BY started_at DESC, id DESC LIMIT ${}", binds.len() + 1));
+    let mut query = sqlx::query(AssertSqlSafe(sql));
+    for value in binds {
+        query = query.bind(value);
+    }
+    let rows = query.bind(filter.limit).fetch_all(conn).await?;
+    rows.iter()
+        .map(|row| {
+            Ok(RunListRow {
+                id: row.try_get("id")?,
+                workflow_id: row.try_get("workflow_id")?,
+                workflow_name: row.try_get("workflow_name")?,
+                status: row.try_get("status")?,
+                started_at: row.try_get("started_at")?,
+                completed_at: row.try_get("completed_at")?,
+                source: row.try_get("source")?,
+                workflow_source: row.try_get("workflow_source")?,
+                kind: row.try_get("kind")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+/// Inserts or replaces a node run.
+pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<(), Error> {
+    let updates: Vec<String> =
+        NODE_COLUMNS.split(", ").skip(1).map(|column| format!("{column} = excluded.{column}")).collect();
+    let sql = format!(
+        "INSERT INTO node_runs ({NODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+         $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) ON CONFLICT (id) DO UPDATE SET {}",
+        updates.join(", ")
+    );
+    sqlx::query(AssertSqlSafe(sql))
+        .bind(&n.id)
+        .bind(&n.run_id)
+        .bind(&n.parent_node_run_id)
+        .bind(n.seq)
+        .bind(&n.node_id)
+        .bind(&n.node_type)
+        .bind(&n.status)
+        .bind(n.iteration)
+        .bind(n.attempts)
+        .bind(&n.phase)
+        .bind(&n.phase_state)
+        .bind(&n.model)
+        .bind(&n.input)
+        .bind(&n.output)
+        .bind(&n.error)
+        .bind(&n.event)
+        .bind(&n.warnings)
+        .bind(&n.child_run_id)
+        .bind(n.started_at)
+        .bind(n.completed_at)
+        .bind(n.duration_ms)
+        .bind(n.cost_usd)
+        .bind(n.input_tokens)
+        .bind(n.output_tokens)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+fn node_from(row: &AnyRow) -> Result<NodeRunRow, sqlx::Error> {
+    Ok(NodeRunRow {
+        id: row.try_get("id")?,
+        run_id: row.try_get("run_id")?,
+        parent_node_run_id: row.try_get("parent_node_run_id")?,
+        seq: row.try_get("seq")?,
+        node_id: row.try_get("node_id")?,
+        node_type: row.try_get("node_type")?,
+        status: row.try_get("status")?,
+        iteration: row.try_get("iteration")?,
+        attempts: row.try_get("attempts")?,
+        phase: row.try_get("phase")?,
+        phase_state: row.try_get("phase_state")?,
+        model: row.try_get("model")?,
+        input: row.try_get("input")?,
+        output: row.try_get("output")?,
+        error: row.try_get("error")?,
+        event: row.try_get("event")?,
+        warnings: row.try_get("warnings")?,
+        child_run_id: row.try_get("child_run_id")?,
+        started_at: row.try_get("started_at")?,
+        completed_at: row.try_get("completed_at")?,
+        duration_ms: row.try_get("duration_ms")?,
+        cost_usd: row.try_get("cost_usd")?,
+        input_tokens: row.try_get("input_tokens")?,
+        output_tokens: row.try_get("output_tokens")?,
+    })
+}
+
+/// One node run by id.
+pub async fn get_node_run(conn: &mut Connection, id: &str) -> Result<Option<NodeRunRow>, Error> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM node_runs WHERE id = $1");
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(id).fetch_optional(conn).await?;
+    Ok(row.as_ref().map(node_from).transpose()?)
+}
+
+/// Every node run of `run_id` (children included), in execution order.
+pub async fn node_runs(conn: &mut Connection, run_id: &str) -> Result<Vec<NodeRunRow>, Error> {
+    let sql = format!("SELECT {NODE_COLUMNS} FROM node_runs WHERE run_id = $1 ORDER BY seq, id");
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(run_id).fetch_all(conn).await?;
+    Ok(rows.iter().map(node_from).collect::<Result<_, _>>()?)
+}
+
+/// The highest node-run `seq` of `run_id` (0 when it has none).
+pub async fn last_node_seq(conn: &mut Connection, run_id: &str) -> Result<i64, Error> {
+    let row = sqlx::query("SELECT MAX(seq) AS seq FROM node_runs WHERE run_id = $1").bind(run_id).fetch_one(conn).await?;
+    Ok(row.try_get::<Option<i64>, _>("seq")?.unwrap_or(0))
+}
+
+/// Appends an event to a run's log; `seq` is the run version the event produced.
+pub async fn append_event(
+    conn: &mut Connection,
+    run_id: &str,
+    seq: i64,
+    ts: i64,
+    kind: &str,
+    data: &str,
+) -> Result<(), Error> {
+    sqlx::query("INSERT INTO run_events (run_id, seq, ts, type, data) VALUES ($1, $2, $3, $4, $5)")
+        .bind(run_id)
+        .bind(seq)
+        .bind(ts)
+        .bind(kind)
+        .bind(data)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Records that project `id` (at `root_path`) was used at `now`.
+pub async fn touch_project(conn: &mut Connection, id: &str, root_path: &str, name: &str, now: i64) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO projects (id, root_path, name, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $4) \
+         ON CONFLICT (id) DO UPDATE SET last_seen_at = excluded.last_seen_at",
+    )
+    .bind(id)
+    .bind(root_path)
+    .bind(name)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Deletes the run tree rooted at `root_id`: its runs, their node runs and events.
+pub async fn delete_run_tree(conn: &mut Connection, root_id: &str) -> Result<(), Error> {
+    let subquery = "SELECT id FROM workflow_runs WHERE root_run_id = $1";
+    for table in ["node_runs", "run_events"] {
+        sqlx::query(AssertSqlSafe(format!("DELETE FROM {table} WHERE run_id IN ({subquery})"))).bind(root_id).execute(&mut *conn).await?;
+    }
+    sqlx::query("DELETE FROM workflow_runs WHERE root_run_id = $1").bind(root_id).execute(conn).await?;
+    Ok(())
+}
+
+/// Top-level test runs (`kind = 'test'`): id, owner process and start time, for the orphan sweep.
+pub async fn test_runs(conn: &mut Connection) -> Result<Vec<(String, Option<i64>, i64)>, Error> {
+    let rows = sqlx::query(
+        "SELECT id, owner_pid, started_at FROM workflow_runs WHERE kind = 'test' AND parent_run_id IS NULL",
+    )
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("id")?, r.try_get("owner_pid")?, r.try_get("started_at")?)))
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(Error::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, project: &str, started_at: i64) -> RunRow {
+        RunRow {
+            id: id.into(),
+            project_id: project.into(),
+            project_root: None,
+            root_run_id: id.into(),
+            parent_run_id: None,
+            parent_node_run_id: None,
+            depth: 0,
+            workflow_id: "wf".into(),
+            workflow_name: "wf".into(),
+            workflow_description: None,
+            workflow_source: "global".into(),
+            workflow_path: "wf.yaml".into(),
+            workflow_dir: "wf".into(),
+            workflow_snapshot: "{}".into(),
+            source: "mcp".into(),
+            kind: "user".into(),
+            status: "paused".into(),
+            current_node_id: Some("a".into()),
+            pending_step: None,
+            awaiting_child_run_id: None,
+            input: "{}".into(),
+            context: "{}".into(),
+            output: None,
+            error: None,
+            error_code: None,
+            host: None,
+            owner_pid: None,
+            lease_expires_at: None,
+            attempt: 1,
+            total_cost_usd: 0.5,
+            metered_cost_usd: 0.0,
+            subscription_equiv_cost_usd: 0.5,
+            billing_mode: "none".into(),
+            input_tokens: 3,
+            output_tokens: 4,
+            started_at,
+            completed_at: None,
+            updated_at: started_at,
+            version: 0,
+        }
+    }
+
+    fn node(id: &str, run_id: &str, seq: i64) -> NodeRunRow {
+        NodeRunRow {
+            id: id.into(),
+            run_id: run_id.into(),
+            parent_node_run_id: None,
+            seq,
+            node_id: "a".into(),
+            node_type: "ai_agent".into(),
+            status: "paused".into(),
+            iteration: 1,
+            attempts: 0,
+            phase: None,
+            phase_state: None,
+            model: None,
+            input: None,
+            output: None,
+            error: None,
+            event: None,
+            warnings: None,
+            child_run_id: None,
+            started_at: 1,
+            completed_at: None,
+            duration_ms: None,
+            cost_usd: None,
+            input_tokens: None,
+            output_tokens: None,
+        }
+    }
+
+    async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&Store::default_url(dir.path())).await.unwrap();
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn a_run_round_trips_and_updates_only_from_the_version_it_was_read_at() {
+        let (_dir, store) = store().await;
+        let mut tx = store.begin_write().await.unwrap();
+        let mut row = run("r1", "p", 10);
+        insert_run(&mut tx, &row).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let mut conn = store.read().await.unwrap();
+        assert_eq!(get_run(&mut conn, "r1").await.unwrap(), Some(row.clone()));
+        drop(conn);
+
+        row.status = "completed".into();
+        row.version = 1;
+        let mut tx = store.begin_write().await.unwrap();
+        assert!(update_run(&mut tx, &row, 0).await.unwrap());
+        tx.commit().await.unwrap();
+        let mut stale = row.clone();
+        stale.status = "failed".into();
+        stale.version = 1;
+        let mut tx = store.begin_write().await.unwrap();
+        assert!(!update_run(&mut tx, &stale, 0).await.unwrap(), "a second writer from version 0 loses");
+        tx.commit().await.unwrap();
+        let mut conn = store.read().await.unwrap();
+        assert_eq!(get_run(&mut conn, "r1").await.unwrap().unwrap().status, "completed");
+    }
+
+    #[tokio::test]
+    async fn node_runs_upsert_in_order_and_trees_delete_whole() {
+        let (_dir, store) = store().await;
+        let mut tx = store.begin_write().await.unwrap();
+        insert_run(&mut tx, &run("root", "p", 1)).await.unwrap();
+        let mut child = run("kid", "p", 2);
+        child.root_run_id = "root".into();
+        child.parent_run_id = Some("root".into());
+        child.depth = 1;
+        insert_run(&mut tx, &child).await.unwrap();
+        upsert_node_run(&mut tx, &node("n2", "root", 2)).await.unwrap();
+        let mut first = node("n1", "root", 1);
+        upsert_node_run(&mut tx, &first).await.unwrap();
+        first.status = "completed".into();
+        first.output = Some("{\"text\":\"x\"}".into());
+        upsert_node_run(&mut tx, &first).await.unwrap();
+        upsert_node_run(&mut tx, &node("k1", "kid", 1)).await.unwrap();
+        append_event(&mut tx, "root", 1, 5, "status", "{}").await.unwrap();
+        tx.commit().await.unwrap();
+
+        let mut conn = store.read().await.unwrap();
+        let nodes = node_runs(&mut conn, "root").await.unwrap();
+        assert_eq!(nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>(), ["n1", "n2"]);
+        assert_eq!(nodes[0].status, "completed");
+        assert_eq!(last_node_seq(&mut conn, "root").await.unwrap(), 2);
+        assert_eq!(child_run_ids(&mut conn, "root").await.unwrap(), ["kid"]);
+        assert_eq!(runs_in_tree(&mut conn, "root").await.unwrap().len(), 2);
+        drop(conn);
+
+        let mut tx = store.begin_write().await.unwrap();
+        delete_run_tree(&mut tx, "root").await.unwrap();
+        tx.commit().await.unwrap();
+        let mut conn = store.read().await.unwrap();
+        assert!(get_run(&mut conn, "kid").await.unwrap().is_none());
+        assert!(node_runs(&mut conn, "kid").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn list_runs_filters_by_exact_project_kind_and_parent_newest_first() {
+        let (_dir, store) = store().await;
+        let mut tx = store.begin_write().await.unwrap();
+        insert_run(&mut tx, &run("a", "p", 1)).await.unwrap();
+        insert_run(&mut tx, &run("b", "p", 3)).await.unwrap();
+        insert_run(&mut tx, &run("c", "", 2)).await.unwrap();
+        let mut test = run("t", "p", 4);
+        test.kind = "test".into();
+        insert_run(&mut tx, &test).await.unwrap();
+        let mut child = run("k", "p", 5);
+        child.parent_run_id = Some("a".into());
+        child.root_run_id = "a".into();
+        insert_run(&mut tx, &child).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let mut conn = store.read().await.unwrap();
+        let mut filter =
+            ListFilter { project_id: "p".into(), status: None, workflow_id: None, include_children: false, limit: 20 };
+        let ids = |rows: Vec<RunListRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["b", "a"]);
+        filter.include_children = true;
+        assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["k", "b", "a"]);
+        filter.status = Some("completed".into());
+        assert!(list_runs(&mut conn, &filter).await.unwrap().is_empty());
+        filter.status = None;
+        filter.project_id = String::new();
+        assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["c"]);
+        assert_eq!(test_runs(&mut conn).await.unwrap(), vec![("t".to_owned(), None, 4)]);
+    }
+}
