@@ -11,8 +11,6 @@
 
 pub mod runs;
 
-pub mod work;
-
 use std::path::Path;
 use std::str::FromStr;
 
