@@ -17,8 +17,10 @@
 //! `tools/`) and dispatches each call to one [`Service`] method; it is the only module that knows rmcp.
 
 pub mod authoring_guide;
+pub mod clock;
 pub mod definition;
 pub mod diagram;
+pub mod engine;
 mod error;
 mod files;
 mod references;
