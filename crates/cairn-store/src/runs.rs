@@ -460,6 +460,30 @@ pub async fn get_node_run(conn: &mut Connection, id: &str) -> Result<Option<Node
     Ok(row.as_ref().map(node_from).transpose()?)
 }
 
+/// The top-level node run `run_id` is sitting on (running or paused), if any.
+pub async fn open_node_run(conn: &mut Connection, run_id: &str) -> Result<Option<NodeRunRow>, Error> {
+    let sql = format!(
+        "SELECT {NODE_COLUMNS} FROM node_runs WHERE run_id = $1 AND parent_node_run_id IS NULL \
+         AND status IN ('running', 'paused') ORDER BY seq DESC LIMIT 1"
+    );
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(run_id).fetch_optional(conn).await?;
+    Ok(row.as_ref().map(node_from).transpose()?)
+}
+
+/// Extends the lease of a running run held by process `pid` until `until` (epoch ms); `false` when the run is no
+/// longer running under that process.
+pub async fn renew_lease(conn: &mut Connection, run_id: &str, pid: i64, until: i64) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "UPDATE workflow_runs SET lease_expires_at = $1 WHERE id = $2 AND owner_pid = $3 AND status = 'running'",
+    )
+    .bind(until)
+    .bind(run_id)
+    .bind(pid)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Every node run of `run_id` (children included), in execution order.
 pub async fn node_runs(conn: &mut Connection, run_id: &str) -> Result<Vec<NodeRunRow>, Error> {
     let sql = format!("SELECT {NODE_COLUMNS} FROM node_runs WHERE run_id = $1 ORDER BY seq, id");
@@ -667,6 +691,7 @@ mod tests {
         assert_eq!(nodes[0].status, "completed");
         assert_eq!(last_node_seq(&mut conn, "root").await.unwrap(), 2);
         assert_eq!(child_run_ids(&mut conn, "root").await.unwrap(), ["kid"]);
+        assert_eq!(open_node_run(&mut conn, "root").await.unwrap().map(|n| n.id), Some("n2".to_owned()));
         assert_eq!(runs_in_tree(&mut conn, "root").await.unwrap().len(), 2);
         drop(conn);
 
