@@ -11,6 +11,8 @@
 
 pub mod runs;
 
+pub mod work;
+
 use std::path::Path;
 use std::str::FromStr;
 

@@ -1,0 +1,41 @@
+//! The work surface's tables: typed queries for accounts, principals and tokens ([`accounts`]), decision spaces and
+//! documents ([`decisions`]), work items and their event log ([`items`]) and merged / rolled evidence ([`evidence`]).
+//!
+//! Every function takes the executor first (the pool for reads, a [`Store::begin_write`](crate::Store::begin_write)
+//! transaction for changes) and returns plain rows; deciding what a change means is the work crate's job, not this
+//! module's. Updates that race are compare-and-swaps on a row's `version`: they report whether they won.
+
+pub mod accounts;
+pub mod decisions;
+pub mod evidence;
+pub mod items;
+
+use sqlx::any::AnyRow;
+use sqlx::{Any, Executor, Row};
+
+/// Whether `error` is a unique-constraint violation (two writers raced to insert the same key).
+pub fn is_unique_violation(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Database(db) => db.is_unique_violation(),
+        _ => false,
+    }
+}
+
+/// Reads setting `name`, first storing `value` if it has none (the first process to ask decides).
+pub async fn setting_or_init<'e, E>(db: E, name: &str, value: &str) -> Result<String, sqlx::Error>
+where
+    E: Executor<'e, Database = Any> + Copy,
+{
+    sqlx::query("INSERT INTO work_settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING")
+        .bind(name)
+        .bind(value)
+        .execute(db)
+        .await?;
+    let row = sqlx::query("SELECT value FROM work_settings WHERE name = $1").bind(name).fetch_one(db).await?;
+    row.try_get("value")
+}
+
+/// An optional BIGINT column.
+fn opt_i64(row: &AnyRow, column: &str) -> Result<Option<i64>, sqlx::Error> {
+    row.try_get::<Option<i64>, _>(column)
+}

@@ -1,0 +1,205 @@
+//! Merged and rolled evidence: one row per record, one row per pull request it names. A pull request merges once per
+//! account and repository; a roll is keyed by repository, service and commit (repeats add pull requests to it).
+
+use sqlx::any::AnyRow;
+use sqlx::{Any, AssertSqlSafe, Executor, Row};
+
+/// A row of `work_evidence` with the pull requests it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EvidenceRow {
+    /// `ev_…`.
+    pub id: String,
+    /// The account.
+    pub account_id: String,
+    /// `merged` or `rolled`.
+    pub kind: String,
+    /// `owner/name` as first given.
+    pub repository: String,
+    /// `owner/name` lower-cased.
+    pub repository_key: String,
+    /// Lower-case hex.
+    pub commit_sha: String,
+    /// The service of a roll; "" for a merge.
+    pub service: String,
+    /// Epoch ms of the merge or roll.
+    pub at: i64,
+    /// Who recorded it.
+    pub recorded_by: String,
+    /// Epoch ms.
+    pub recorded_at: i64,
+    /// Pull request numbers, ascending.
+    pub pull_requests: Vec<i64>,
+}
+
+/// One pull request as evidence knows it: `(kind, repository_key, number, commit_sha, service)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullRequestFact {
+    /// `merged` or `rolled`.
+    pub kind: String,
+    /// `owner/name` lower-cased.
+    pub repository_key: String,
+    /// The number.
+    pub number: i64,
+    /// The merge commit, or the commit a service runs.
+    pub commit_sha: String,
+    /// The service of a roll; "" for a merge.
+    pub service: String,
+}
+
+const COLUMNS: &str = "id, account_id, kind, repository, repository_key, commit_sha, service, at, recorded_by, recorded_at";
+
+async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Result<EvidenceRow, sqlx::Error> {
+    let id: String = row.try_get("id")?;
+    let numbers = sqlx::query("SELECT number FROM work_evidence_prs WHERE evidence_id = $1 ORDER BY number")
+        .bind(&id)
+        .fetch_all(db)
+        .await?;
+    Ok(EvidenceRow {
+        id,
+        account_id: row.try_get("account_id")?,
+        kind: row.try_get("kind")?,
+        repository: row.try_get("repository")?,
+        repository_key: row.try_get("repository_key")?,
+        commit_sha: row.try_get("commit_sha")?,
+        service: row.try_get("service")?,
+        at: row.try_get("at")?,
+        recorded_by: row.try_get("recorded_by")?,
+        recorded_at: row.try_get("recorded_at")?,
+        pull_requests: numbers.into_iter().map(|n| n.try_get("number")).collect::<Result<_, _>>()?,
+    })
+}
+
+/// The merge record of pull request `number` in `repository_key`, if any.
+pub async fn find_merge(
+    db: &mut sqlx::AnyConnection,
+    account: &str,
+    repository_key: &str,
+    number: i64,
+) -> Result<Option<EvidenceRow>, sqlx::Error> {
+    let row = sqlx::query(AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM work_evidence WHERE id = (SELECT evidence_id FROM work_evidence_prs \
+         WHERE account_id = $1 AND repository_key = $2 AND number = $3 AND kind = 'merged')"
+    )))
+    .bind(account)
+    .bind(repository_key)
+    .bind(number)
+    .fetch_optional(&mut *db)
+    .await?;
+    match row {
+        Some(row) => Ok(Some(with_prs(db, row).await?)),
+        None => Ok(None),
+    }
+}
+
+/// The roll of `commit_sha` on `service` in `repository_key`, if any.
+pub async fn find_roll(
+    db: &mut sqlx::AnyConnection,
+    account: &str,
+    repository_key: &str,
+    service: &str,
+    commit_sha: &str,
+) -> Result<Option<EvidenceRow>, sqlx::Error> {
+    let row = sqlx::query(AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM work_evidence WHERE account_id = $1 AND repository_key = $2 AND service = $3 \
+         AND commit_sha = $4 AND kind = 'rolled'"
+    )))
+    .bind(account)
+    .bind(repository_key)
+    .bind(service)
+    .bind(commit_sha)
+    .fetch_optional(&mut *db)
+    .await?;
+    match row {
+        Some(row) => Ok(Some(with_prs(db, row).await?)),
+        None => Ok(None),
+    }
+}
+
+/// Inserts a record and its pull requests.
+pub async fn insert_evidence(tx: &mut sqlx::AnyConnection, row: &EvidenceRow) -> Result<(), sqlx::Error> {
+    sqlx::query(AssertSqlSafe(format!("INSERT INTO work_evidence ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")))
+        .bind(&row.id)
+        .bind(&row.account_id)
+        .bind(&row.kind)
+        .bind(&row.repository)
+        .bind(&row.repository_key)
+        .bind(&row.commit_sha)
+        .bind(&row.service)
+        .bind(row.at)
+        .bind(&row.recorded_by)
+        .bind(row.recorded_at)
+        .execute(&mut *tx)
+        .await?;
+    add_pull_requests(tx, row, &row.pull_requests).await
+}
+
+/// Adds pull requests to a stored record (a repeated roll naming more of them).
+pub async fn add_pull_requests(
+    tx: &mut sqlx::AnyConnection,
+    row: &EvidenceRow,
+    numbers: &[i64],
+) -> Result<(), sqlx::Error> {
+    for number in numbers {
+        sqlx::query(
+            "INSERT INTO work_evidence_prs (evidence_id, account_id, repository_key, kind, number) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(&row.id)
+        .bind(&row.account_id)
+        .bind(&row.repository_key)
+        .bind(&row.kind)
+        .bind(number)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Moves a record's time earlier (a repeated roll keeps the earliest time).
+pub async fn set_evidence_at<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, at: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE work_evidence SET at = $1 WHERE id = $2 AND at > $1")
+        .bind(at)
+        .bind(id)
+        .execute(db)
+        .await?;
+    Ok(())
+}
+
+/// The lower-cased repositories `account` has any evidence for.
+pub async fn repositories<'e, E: Executor<'e, Database = Any>>(db: E, account: &str) -> Result<Vec<String>, sqlx::Error> {
+    let rows = sqlx::query("SELECT DISTINCT repository_key FROM work_evidence WHERE account_id = $1")
+        .bind(account)
+        .fetch_all(db)
+        .await?;
+    rows.into_iter().map(|row| row.try_get("repository_key")).collect()
+}
+
+/// Every fact `account` has about pull request `number` of `repository_key`.
+pub async fn pull_request_facts<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    account: &str,
+    repository_key: &str,
+    number: i64,
+) -> Result<Vec<PullRequestFact>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT p.kind, p.repository_key, p.number, e.commit_sha, e.service FROM work_evidence_prs p \
+         JOIN work_evidence e ON e.id = p.evidence_id \
+         WHERE p.account_id = $1 AND p.repository_key = $2 AND p.number = $3 ORDER BY e.service, e.at",
+    )
+    .bind(account)
+    .bind(repository_key)
+    .bind(number)
+    .fetch_all(db)
+    .await?;
+    rows.into_iter()
+        .map(|row| {
+            Ok(PullRequestFact {
+                kind: row.try_get("kind")?,
+                repository_key: row.try_get("repository_key")?,
+                number: row.try_get("number")?,
+                commit_sha: row.try_get("commit_sha")?,
+                service: row.try_get("service")?,
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,250 @@
+//! Who is calling: principal kinds, scopes and bearer tokens (§3).
+//!
+//! A token is `cairn_<26 characters>_<secret>`: the 26 characters are the public token id (`tok_…` in the store), the
+//! secret is 32 random bytes in base64url. Only the SHA-256 of the secret is stored, and it is compared in constant
+//! time. A [`Caller`] is what an authenticated request carries into every operation: the principal, its kind, its
+//! home account and the scopes of its token.
+
+use std::fmt;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::Error;
+
+/// What a principal is. Only a person may mark done what someone else holds, or claim what was handed to another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A human.
+    Person,
+    /// An AI agent (also every token an MCP client obtains, unless a person's token says otherwise).
+    Agent,
+    /// A CI or roll script; treated like an agent.
+    Service,
+}
+
+impl Kind {
+    /// `person`, `agent` or `service`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Person => "person",
+            Kind::Agent => "agent",
+            Kind::Service => "service",
+        }
+    }
+
+    /// Parses `person`, `agent` or `service`.
+    pub fn parse(text: &str) -> Result<Kind, Error> {
+        match text {
+            "person" => Ok(Kind::Person),
+            "agent" => Ok(Kind::Agent),
+            "service" => Ok(Kind::Service),
+            other => Err(Error::InvalidArgument(format!("kind '{other}' is not person, agent or service"))),
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One scope a token may hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    /// Use the MCP endpoint for reading.
+    McpRead,
+    /// Use the MCP endpoint for changes.
+    McpWrite,
+    /// Read decisions data (spaces, documents, work items, evidence).
+    DecisionsRead,
+    /// Change decisions data.
+    DecisionsWrite,
+}
+
+impl Scope {
+    /// Every scope, in display order.
+    pub const ALL: [Scope; 4] = [Scope::McpRead, Scope::McpWrite, Scope::DecisionsRead, Scope::DecisionsWrite];
+    /// What a tool that only reads needs.
+    pub const READ: [Scope; 2] = [Scope::McpRead, Scope::DecisionsRead];
+    /// What a tool that changes something needs.
+    pub const WRITE: [Scope; 2] = [Scope::McpWrite, Scope::DecisionsWrite];
+
+    /// `mcp:read`, `mcp:write`, `decisions:read` or `decisions:write`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::McpRead => "mcp:read",
+            Scope::McpWrite => "mcp:write",
+            Scope::DecisionsRead => "decisions:read",
+            Scope::DecisionsWrite => "decisions:write",
+        }
+    }
+
+    /// Parses one scope name.
+    pub fn parse(text: &str) -> Result<Scope, Error> {
+        Scope::ALL.into_iter().find(|s| s.as_str() == text).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "scope '{text}' is not one of mcp:read, mcp:write, decisions:read, decisions:write"
+            ))
+        })
+    }
+
+    /// Parses scopes separated by commas and/or spaces (at least one), sorted and de-duplicated.
+    pub fn parse_list(text: &str) -> Result<Vec<Scope>, Error> {
+        let mut scopes = text
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|s| !s.is_empty())
+            .map(Scope::parse)
+            .collect::<Result<Vec<_>, _>>()?;
+        scopes.sort();
+        scopes.dedup();
+        if scopes.is_empty() {
+            return Err(Error::InvalidArgument("give at least one scope".into()));
+        }
+        Ok(scopes)
+    }
+
+    /// `mcp:read, decisions:read`.
+    pub fn join(scopes: &[Scope]) -> String {
+        scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The scope this one implies (`X:write` implies `X:read`).
+    fn implied(self) -> Option<Scope> {
+        match self {
+            Scope::McpWrite => Some(Scope::McpRead),
+            Scope::DecisionsWrite => Some(Scope::DecisionsRead),
+            _ => None,
+        }
+    }
+}
+
+/// The authenticated caller of one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// The principal behind the token.
+    pub principal_id: String,
+    /// Its name for people.
+    pub display_name: String,
+    /// Person, agent or service.
+    pub kind: Kind,
+    /// The account an empty `account_id` means.
+    pub home_account_id: String,
+    /// The scopes the token holds, as granted.
+    pub scopes: Vec<Scope>,
+}
+
+impl Caller {
+    /// Whether the token holds `scope`, directly or through the write scope that implies it.
+    pub fn holds(&self, scope: Scope) -> bool {
+        self.scopes.iter().any(|held| *held == scope || held.implied() == Some(scope))
+    }
+
+    /// Ok when the token holds every scope of `needed`, else `insufficient_scope` naming `tool`.
+    pub fn require(&self, tool: &str, needed: &[Scope]) -> Result<(), Error> {
+        if needed.iter().all(|s| self.holds(*s)) {
+            return Ok(());
+        }
+        Err(Error::InsufficientScope { tool: tool.to_owned(), needed: needed.to_vec(), has: self.scopes.clone() })
+    }
+
+    /// `Ada (person)`: how results name who did something.
+    pub fn label(&self) -> String {
+        format!("{} ({})", self.display_name, self.kind)
+    }
+
+    /// Whether the caller is a person.
+    pub fn is_person(&self) -> bool {
+        self.kind == Kind::Person
+    }
+}
+
+/// A newly minted token: the bearer text (shown once) and what the store keeps.
+#[derive(Debug, Clone)]
+pub(crate) struct Minted {
+    /// `cairn_<id>_<secret>`.
+    pub(crate) bearer: String,
+    /// `tok_<id>`.
+    pub(crate) token_id: String,
+    /// Hex SHA-256 of the secret.
+    pub(crate) secret_hash: String,
+}
+
+/// Mints a token whose id part is the 26 characters after the prefix of `token_id` (`tok_…`).
+pub(crate) fn mint(token_id: &str) -> Minted {
+    let mut secret = [0u8; 32];
+    crate::ids::fill_random(&mut secret);
+    let secret = URL_SAFE_NO_PAD.encode(secret);
+    let id_part = token_id.trim_start_matches("tok_");
+    Minted {
+        bearer: format!("cairn_{id_part}_{secret}"),
+        token_id: token_id.to_owned(),
+        secret_hash: hash_secret(&secret),
+    }
+}
+
+/// Splits a bearer token into its store id (`tok_…`) and secret; None when it is not shaped like one of ours.
+pub(crate) fn split_bearer(bearer: &str) -> Option<(String, &str)> {
+    let rest = bearer.strip_prefix("cairn_")?;
+    let (id, secret) = rest.split_once('_')?;
+    if id.len() != 26 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) || secret.is_empty() {
+        return None;
+    }
+    Some((format!("tok_{id}"), secret))
+}
+
+/// Hex SHA-256 of a secret.
+pub(crate) fn hash_secret(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+/// Whether `secret` hashes to `stored_hash`, compared in constant time.
+pub(crate) fn secret_matches(secret: &str, stored_hash: &str) -> bool {
+    hash_secret(secret).as_bytes().ct_eq(stored_hash.as_bytes()).into()
+}
+
+/// Lower-case hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caller(scopes: &[Scope]) -> Caller {
+        Caller {
+            principal_id: "prn_1".into(),
+            display_name: "Ada".into(),
+            kind: Kind::Person,
+            home_account_id: "acc_1".into(),
+            scopes: scopes.to_vec(),
+        }
+    }
+
+    #[test]
+    fn minted_tokens_split_back_and_match_only_their_secret() {
+        let minted = mint("tok_01J9Z3K6Q8V2M4N7P1R5S0T2XA");
+        let (id, secret) = split_bearer(&minted.bearer).unwrap();
+        assert_eq!(id, minted.token_id);
+        assert!(secret_matches(secret, &minted.secret_hash));
+        assert!(!secret_matches("nope", &minted.secret_hash));
+        assert!(split_bearer("Bearer x").is_none() && split_bearer("cairn_short_x").is_none());
+    }
+
+    #[test]
+    fn scopes_parse_imply_and_name_what_is_missing() {
+        assert_eq!(Scope::parse_list("decisions:read, mcp:read mcp:read").unwrap(), Scope::READ.to_vec());
+        assert!(Scope::parse_list("admin").is_err() && Scope::parse_list(" ").is_err());
+        assert!(caller(&Scope::WRITE).require("work_list", &Scope::READ).is_ok());
+        let err = caller(&Scope::READ).require("work_update", &Scope::WRITE).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "work_update needs scopes mcp:write, decisions:write; this token has mcp:read, decisions:read"
+        );
+        assert_eq!(err.code(), "insufficient_scope");
+    }
+}

@@ -1,0 +1,148 @@
+//! Page sizes and signed keyset page tokens (§2.6).
+//!
+//! A token is `base64url(payload) . base64url(HMAC-SHA256(key, payload))` where the payload is JSON
+//! `{"v":1,"f":<hash of the query's filters>,"a":<the last row's sort key>}`. The key is the server's, kept in the
+//! database so every process sharing it accepts every other's tokens. A token that was tampered with, made by another
+//! server, or used with other filters (another account, space, state …) is refused as `invalid_argument`.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::error::Error;
+
+/// The default page size (`page_size` 0).
+const DEFAULT_PAGE_SIZE: i64 = 50;
+/// The largest page size.
+const MAX_PAGE_SIZE: i64 = 200;
+
+/// `page_size` checked: 0 means 50, 1 to 200 as given, anything else refused.
+pub(crate) fn page_size(requested: i64) -> Result<i64, Error> {
+    match requested {
+        0 => Ok(DEFAULT_PAGE_SIZE),
+        1..=MAX_PAGE_SIZE => Ok(requested),
+        n if n < 0 => Err(Error::InvalidArgument(format!("page_size must be 0 (for 50) to 200; it is {n}"))),
+        _ => Err(Error::InvalidArgument(format!("page_size is at most 200; it is {requested}"))),
+    }
+}
+
+/// The server's key for signing page tokens.
+#[derive(Clone)]
+pub(crate) struct PageKey([u8; 32]);
+
+impl std::fmt::Debug for PageKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PageKey(..)")
+    }
+}
+
+impl PageKey {
+    /// A key from its stored hex form; None when it is not 64 hex digits.
+    pub(crate) fn from_hex(text: &str) -> Option<PageKey> {
+        if text.len() != 64 {
+            return None;
+        }
+        let mut key = [0u8; 32];
+        for (i, byte) in key.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(text.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(PageKey(key))
+    }
+
+    /// A fresh random key in hex.
+    pub(crate) fn generate_hex() -> String {
+        let mut key = [0u8; 32];
+        crate::ids::fill_random(&mut key);
+        crate::auth::hex(&key)
+    }
+
+    /// A token continuing the query whose filters are `filters` after the row whose sort key is `after`.
+    pub(crate) fn sign(&self, filters: &Value, after: Value) -> String {
+        let payload = json!({"v": 1, "f": filter_hash(filters), "a": after}).to_string();
+        let mac = hmac_sha256(&self.0, payload.as_bytes());
+        format!("{}.{}", URL_SAFE_NO_PAD.encode(payload), URL_SAFE_NO_PAD.encode(mac))
+    }
+
+    /// The sort key a token continues after, if it is ours, untouched and made for these `filters`.
+    pub(crate) fn verify(&self, token: &str, filters: &Value) -> Result<Value, Error> {
+        let refuse = || {
+            Error::InvalidArgument(
+                "page_token does not belong to this query: pass the next_page_token of the page before, with the same \
+                 filters, or leave it empty for the first page"
+                    .into(),
+            )
+        };
+        let (payload, mac) = token.split_once('.').ok_or_else(refuse)?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| refuse())?;
+        let mac = URL_SAFE_NO_PAD.decode(mac).map_err(|_| refuse())?;
+        let expected = hmac_sha256(&self.0, &payload);
+        if !bool::from(expected.as_slice().ct_eq(mac.as_slice())) {
+            return Err(refuse());
+        }
+        let payload: Value = serde_json::from_slice(&payload).map_err(|_| refuse())?;
+        if payload["v"] != 1 || payload["f"] != filter_hash(filters) {
+            return Err(refuse());
+        }
+        Ok(payload["a"].clone())
+    }
+}
+
+/// A short hash of a query's filters.
+fn filter_hash(filters: &Value) -> String {
+    crate::auth::hex(&Sha256::digest(filters.to_string().as_bytes())[..16])
+}
+
+/// HMAC-SHA256 (RFC 2104) of `message` under `key` (32 bytes, shorter than the block).
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    if key.len() > 64 {
+        block[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let inner_pad: Vec<u8> = block.iter().map(|b| b ^ 0x36).collect();
+    let outer_pad: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
+    let inner = Sha256::new().chain_update(&inner_pad).chain_update(message).finalize();
+    Sha256::new().chain_update(&outer_pad).chain_update(inner).finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        assert_eq!(
+            crate::auth::hex(&mac),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn page_sizes() {
+        assert_eq!(page_size(0).unwrap(), 50);
+        assert_eq!(page_size(200).unwrap(), 200);
+        assert!(page_size(201).unwrap_err().to_string().contains("at most 200"));
+        assert!(page_size(-1).is_err());
+    }
+
+    #[test]
+    fn tokens_verify_only_untouched_for_their_filters_and_key() {
+        let key = PageKey::from_hex(&PageKey::generate_hex()).unwrap();
+        let filters = json!({"account": "acc_1", "state": ""});
+        let token = key.sign(&filters, json!([5, "wi_x"]));
+        assert_eq!(key.verify(&token, &filters).unwrap(), json!([5, "wi_x"]));
+        assert!(key.verify(&token, &json!({"account": "acc_2", "state": ""})).is_err());
+        let other = PageKey::from_hex(&PageKey::generate_hex()).unwrap();
+        assert!(other.verify(&token, &filters).is_err());
+        let (payload, mac) = token.split_once('.').unwrap();
+        let forged = URL_SAFE_NO_PAD.encode(
+            String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap().replace('5', "9"),
+        );
+        assert!(key.verify(&format!("{forged}.{mac}"), &filters).is_err());
+        assert!(key.verify("garbage", &filters).is_err());
+    }
+}

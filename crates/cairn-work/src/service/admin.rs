@@ -1,0 +1,198 @@
+//! Accounts, principals, tokens and memberships (the `cairn work account|token|member` commands), authentication of
+//! bearer tokens, and the fixed local user that `cairn work mcp` serves over stdio.
+
+use cairn_store::work::accounts::{self, AccountRow, PrincipalRow, TokenRow};
+use serde::Serialize;
+
+use super::Service;
+use crate::auth::{self, Caller, Kind, Scope};
+use crate::error::Error;
+use crate::ids::new_id;
+use crate::text;
+use crate::time::{format_opt, now_ms};
+
+/// The account of the local stdio user.
+const LOCAL_ACCOUNT: &str = "acc_local";
+/// Use of a token is recorded at most this often (ms), so busy tokens do not write on every request.
+const LAST_USED_GRANULARITY: i64 = 60_000;
+
+/// A token just created: the bearer secret is shown here once and never again.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewToken {
+    /// The bearer token (`Authorization: Bearer …`, or `CAIRN_TOKEN` for stdio).
+    pub token: String,
+    /// `tok_…`, for `cairn work token revoke`.
+    pub token_id: String,
+    /// The principal it speaks for.
+    pub principal_id: String,
+    /// The principal's name.
+    pub principal: String,
+    /// person, agent or service.
+    pub kind: String,
+    /// The principal's home account.
+    pub account_id: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// RFC 3339, or "" for never.
+    pub expires_at: String,
+}
+
+impl Service {
+    /// Creates an account; `default_repository` ("" for none) is what `work_status` uses when a call names none.
+    pub async fn create_account(&self, name: &str, default_repository: &str) -> Result<AccountRow, Error> {
+        let name = text::single_line("name", name, 1, 100)?;
+        let default_repository = match default_repository.trim() {
+            "" => String::new(),
+            repo => text::repository("default_repository", repo)?.0,
+        };
+        let now = now_ms();
+        let row = AccountRow { id: new_id("acc_", now), name, default_repository, created_at: now };
+        accounts::insert_account(self.store.pool(), &row).await?;
+        Ok(row)
+    }
+
+    /// Sets (or, with "", clears) an account's default repository.
+    pub async fn set_default_repository(&self, account_id: &str, repository: &str) -> Result<AccountRow, Error> {
+        let repository = match repository.trim() {
+            "" => String::new(),
+            repo => text::repository("default_repository", repo)?.0,
+        };
+        if !accounts::set_default_repository(self.store.pool(), account_id, &repository).await? {
+            return Err(Error::not_found("account", account_id));
+        }
+        accounts::get_account(self.store.pool(), account_id).await?.ok_or_else(|| Error::not_found("account", account_id))
+    }
+
+    /// Creates a token for the principal of `account_id` named `principal` with `kind` (made if it does not exist),
+    /// holding `scopes`, valid until `expires_at` (epoch ms) if given.
+    pub async fn create_token(
+        &self,
+        account_id: &str,
+        principal: &str,
+        kind: Kind,
+        scopes: &[Scope],
+        expires_at: Option<i64>,
+    ) -> Result<NewToken, Error> {
+        let principal = text::single_line("principal", principal, 1, 100)?;
+        if scopes.is_empty() {
+            return Err(Error::InvalidArgument("give at least one scope".into()));
+        }
+        let now = now_ms();
+        if expires_at.is_some_and(|at| at <= now) {
+            return Err(Error::InvalidArgument("the expiry is in the past".into()));
+        }
+        let pool = self.store.pool();
+        accounts::get_account(pool, account_id).await?.ok_or_else(|| Error::not_found("account", account_id))?;
+        let found = accounts::find_principal(pool, account_id, &principal, kind.as_str()).await?;
+        let row = match found {
+            Some(row) => row,
+            None => {
+                let row = PrincipalRow {
+                    id: new_id("prn_", now),
+                    home_account_id: account_id.to_owned(),
+                    kind: kind.as_str().into(),
+                    display_name: principal.clone(),
+                    created_at: now,
+                };
+                accounts::ensure_principal(pool, &row).await?;
+                accounts::put_membership(pool, account_id, &row.id, "owner").await?;
+                row
+            }
+        };
+        let minted = auth::mint(&new_id("tok_", now));
+        let scope_text = scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
+        accounts::insert_token(
+            pool,
+            &TokenRow {
+                id: minted.token_id.clone(),
+                principal_id: row.id.clone(),
+                secret_hash: minted.secret_hash,
+                scopes: scope_text,
+                created_at: now,
+                expires_at,
+                revoked_at: None,
+                last_used_at: None,
+            },
+        )
+        .await?;
+        Ok(NewToken {
+            token: minted.bearer,
+            token_id: minted.token_id,
+            principal_id: row.id,
+            principal: row.display_name,
+            kind: row.kind,
+            account_id: account_id.to_owned(),
+            scopes: scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+            expires_at: format_opt(expires_at),
+        })
+    }
+
+    /// Revokes a token; false when there is no such token or it was revoked before.
+    pub async fn revoke_token(&self, token_id: &str) -> Result<bool, Error> {
+        Ok(accounts::revoke_token(self.store.pool(), token_id.trim(), now_ms()).await?)
+    }
+
+    /// Lets principal `principal_id` use account `account_id` as `owner`, `member` or `reader`.
+    pub async fn add_member(&self, account_id: &str, principal_id: &str, role: &str) -> Result<(), Error> {
+        if !matches!(role, "owner" | "member" | "reader") {
+            return Err(Error::InvalidArgument(format!("role '{role}' is not owner, member or reader")));
+        }
+        let pool = self.store.pool();
+        accounts::get_account(pool, account_id).await?.ok_or_else(|| Error::not_found("account", account_id))?;
+        accounts::get_principal(pool, principal_id).await?.ok_or_else(|| Error::not_found("principal", principal_id))?;
+        accounts::put_membership(pool, account_id, principal_id, role).await?;
+        Ok(())
+    }
+
+    /// The caller a bearer token speaks for; `None` when the token is malformed, unknown, expired or revoked.
+    pub async fn authenticate(&self, bearer: &str) -> Result<Option<Caller>, Error> {
+        let Some((token_id, secret)) = auth::split_bearer(bearer.trim()) else { return Ok(None) };
+        let pool = self.store.pool();
+        let Some(token) = accounts::get_token(pool, &token_id).await? else { return Ok(None) };
+        let now = now_ms();
+        let usable = auth::secret_matches(secret, &token.secret_hash)
+            && token.revoked_at.is_none()
+            && token.expires_at.is_none_or(|at| at > now);
+        if !usable {
+            return Ok(None);
+        }
+        let Some(principal) = accounts::get_principal(pool, &token.principal_id).await? else { return Ok(None) };
+        if token.last_used_at.is_none_or(|at| at < now - LAST_USED_GRANULARITY) {
+            accounts::touch_token(pool, &token.id, now, LAST_USED_GRANULARITY).await?;
+        }
+        let scopes = token.scopes.split_whitespace().filter_map(|s| Scope::parse(s).ok()).collect();
+        Ok(Some(Caller {
+            principal_id: principal.id,
+            display_name: principal.display_name,
+            kind: Kind::parse(&principal.kind)?,
+            home_account_id: principal.home_account_id,
+            scopes,
+        }))
+    }
+
+    /// The local user of `cairn work mcp` acting as `kind` (account `acc_local`, every scope), made on first use.
+    pub async fn local_caller(&self, kind: Kind) -> Result<Caller, Error> {
+        let pool = self.store.pool();
+        let now = now_ms();
+        accounts::ensure_account(
+            pool,
+            &AccountRow { id: LOCAL_ACCOUNT.into(), name: "local".into(), default_repository: String::new(), created_at: now },
+        )
+        .await?;
+        let principal = PrincipalRow {
+            id: format!("prn_local_{kind}"),
+            home_account_id: LOCAL_ACCOUNT.into(),
+            kind: kind.as_str().into(),
+            display_name: format!("local {kind}"),
+            created_at: now,
+        };
+        accounts::ensure_principal(pool, &principal).await?;
+        Ok(Caller {
+            principal_id: principal.id,
+            display_name: principal.display_name,
+            kind,
+            home_account_id: LOCAL_ACCOUNT.into(),
+            scopes: Scope::ALL.to_vec(),
+        })
+    }
+}

@@ -1,0 +1,284 @@
+//! Work items: create, claim, update, hand off and list. Every change reads the item, lets the pure rules of
+//! [`crate::item`] decide, and writes the new row with a compare-and-swap on its version plus its events, all in one
+//! transaction; a lost race is retried from the read, so two claims can never both win.
+
+use cairn_store::work::decisions;
+use cairn_store::work::items::{self, EventRow, ItemFilter, ItemRow};
+use serde::Serialize;
+use serde_json::json;
+
+use super::{ATTEMPTS, Service};
+use crate::auth::Caller;
+use crate::error::Error;
+use crate::ids::new_id;
+use crate::item::{self, Changes, Event, MAX_LINKS, STATES, Target, WorkItem};
+use crate::page::page_size;
+use crate::text;
+use crate::time::now_ms;
+
+/// What `work_list` was asked for (raw arguments; checked by [`Service::list_items`]).
+#[derive(Debug, Clone, Default)]
+pub struct ListQuery {
+    /// "" = the caller's own account.
+    pub account_id: String,
+    /// "" = the whole account.
+    pub space_id: String,
+    /// "" = any document.
+    pub document_id: String,
+    /// "" = every state but done.
+    pub state: String,
+    /// "" = anyone.
+    pub claimed_by: String,
+    /// 0 = 50.
+    pub page_size: i64,
+    /// "" = the first page.
+    pub page_token: String,
+}
+
+/// One page of work items.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemList {
+    /// Latest change first.
+    pub items: Vec<WorkItem>,
+    /// The token of the next page; "" on the last.
+    pub next_page_token: String,
+}
+
+impl Service {
+    /// `work_create`: a new open item in `space_id`, optionally implementing `document_id` of the same space.
+    pub async fn create_item(
+        &self,
+        caller: &Caller,
+        space_id: &str,
+        title: &str,
+        notes: &str,
+        links: &[String],
+        document_id: &str,
+    ) -> Result<WorkItem, Error> {
+        let title = text::single_line("title", title, 1, 200)?;
+        let notes = text::multi_line("notes", notes, 0, 4000)?;
+        let links = text::urls("links", links)?;
+        if links.len() > MAX_LINKS {
+            return Err(Error::InvalidArgument(format!("an item keeps at most ten links; {} were given", links.len())));
+        }
+        let space = self.space(caller, space_id, true).await?;
+        let document_id = document_id.trim();
+        if !document_id.is_empty() {
+            decisions::get_document(self.store.pool(), document_id)
+                .await?
+                .filter(|d| d.space_id == space.id)
+                .ok_or_else(|| Error::not_found("document", document_id))?;
+        }
+        let now = now_ms();
+        let row = ItemRow {
+            id: new_id("wi_", now),
+            account_id: space.account_id.clone(),
+            space_id: space.id.clone(),
+            document_id: document_id.to_owned(),
+            title,
+            notes,
+            links: serde_json::to_string(&links).expect("a list of strings serializes"),
+            state: "open".into(),
+            claimant: String::new(),
+            claimant_key: String::new(),
+            claimant_kind: String::new(),
+            claimant_principal_id: String::new(),
+            claimed_at: None,
+            handoff: None,
+            handoff_to_key: String::new(),
+            created_by: caller.label(),
+            created_at: now,
+            updated_at: now,
+            done_at: None,
+            done_by: String::new(),
+            version: 1,
+        };
+        let mut tx = self.store.begin_write().await?;
+        items::insert_item(&mut *tx, &row).await?;
+        let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
+        items::append_event(&mut *tx, &event(&row, caller, &caller.display_name, ("created", data), now)).await?;
+        tx.commit().await?;
+        Ok(WorkItem::from_row(&row))
+    }
+
+    /// `work_claim`: the item held by `claimant`; a repeat by the holder changes nothing.
+    pub async fn claim_item(&self, caller: &Caller, account_id: &str, item_id: &str, claimant: &str) -> Result<WorkItem, Error> {
+        let item_id = required_id(item_id)?;
+        let claimant = text::single_line("claimant", claimant, 1, 100)?;
+        let (row, _) = self
+            .change_item(caller, account_id, &item_id, &claimant, |row, now| {
+                Ok(item::claim(row, caller, &claimant, now)?.map(|(new, event)| (new, vec![event])))
+            })
+            .await?;
+        Ok(WorkItem::from_row(&row))
+    }
+
+    /// `work_update`: the item after the change and which of state / notes / links changed (empty on a repeat).
+    pub async fn update_item(
+        &self,
+        caller: &Caller,
+        account_id: &str,
+        item_id: &str,
+        state: &str,
+        notes: &str,
+        links: &[String],
+    ) -> Result<(WorkItem, Vec<&'static str>), Error> {
+        let item_id = required_id(item_id)?;
+        let changes = Changes {
+            state: match state.trim() {
+                "" => None,
+                state => Some(Target::parse(state)?),
+            },
+            notes: match notes.trim() {
+                "" => None,
+                _ => Some(text::multi_line("notes", notes, 1, 4000)?),
+            },
+            links: text::urls("links", links)?,
+        };
+        if changes.state.is_none() && changes.notes.is_none() && changes.links.is_empty() {
+            return Err(Error::InvalidArgument("give at least one of state, notes or links".into()));
+        }
+        let (row, events) = self
+            .change_item(caller, account_id, &item_id, &caller.display_name, |row, now| {
+                Ok(item::update(row, caller, &changes, now)?.map(|(new, events, _)| (new, events)))
+            })
+            .await?;
+        let changed = events
+            .iter()
+            .map(|kind| match *kind {
+                "state_changed" => "state",
+                "notes_changed" => "notes",
+                _ => "links",
+            })
+            .collect();
+        Ok((WorkItem::from_row(&row), changed))
+    }
+
+    /// `work_handoff`: the item open again with nobody holding it, `note` and `to` kept as its last hand-off.
+    pub async fn handoff_item(&self, caller: &Caller, account_id: &str, item_id: &str, note: &str, to: &str) -> Result<WorkItem, Error> {
+        let item_id = required_id(item_id)?;
+        let note = text::multi_line("note", note, 1, 4000)?;
+        let to = text::single_line("to", to, 0, 100)?;
+        let (row, _) = self
+            .change_item(caller, account_id, &item_id, &caller.display_name, |row, now| {
+                item::handoff_item(row, caller, &note, &to, now).map(|(new, event)| Some((new, vec![event])))
+            })
+            .await?;
+        Ok(WorkItem::from_row(&row))
+    }
+
+    /// `work_list`: one page of the items matching `query`, latest change first.
+    pub async fn list_items(&self, caller: &Caller, query: &ListQuery) -> Result<ItemList, Error> {
+        let limit = page_size(query.page_size)?;
+        let state = query.state.trim();
+        if !state.is_empty() && !STATES.contains(&state) {
+            return Err(Error::InvalidArgument(format!(
+                "state '{state}' is not one of open, claimed, in_progress, blocked, done (or empty for all but done)"
+            )));
+        }
+        let claimed_by = text::single_line("claimed_by", &query.claimed_by, 0, 100)?;
+        let account = self.account(caller, &query.account_id, false).await?;
+        let space_id = query.space_id.trim();
+        if !space_id.is_empty() {
+            let space = self.space(caller, space_id, false).await?;
+            if space.account_id != account.id {
+                return Err(Error::not_found("space", space_id));
+            }
+        }
+        let document_id = query.document_id.trim();
+        if !document_id.is_empty() {
+            decisions::get_document(self.store.pool(), document_id)
+                .await?
+                .filter(|d| d.account_id == account.id && (space_id.is_empty() || d.space_id == space_id))
+                .ok_or_else(|| Error::not_found("document", document_id))?;
+        }
+        let claimant_key = text::name_key(&claimed_by);
+        let filters = json!({
+            "list": "work", "account": account.id, "space": space_id, "document": document_id, "state": state,
+            "claimed_by": claimant_key,
+        });
+        let after = match query.page_token.trim() {
+            "" => None,
+            token => Some(self.cursor(token, &filters)?),
+        };
+        let some = |value: &str| (!value.is_empty()).then(|| value.to_owned());
+        let filter = ItemFilter {
+            account_id: account.id.clone(),
+            space_id: some(space_id),
+            document_id: some(document_id),
+            state: some(state),
+            claimant_key: some(&claimant_key),
+            after,
+            limit: limit + 1,
+        };
+        let mut rows = items::list_items(self.store.pool(), &filter).await?;
+        let next_page_token = if rows.len() as i64 > limit {
+            rows.truncate(limit as usize);
+            let last = rows.last().expect("a full page has a last row");
+            self.page_key.sign(&filters, json!([last.updated_at, last.id]))
+        } else {
+            String::new()
+        };
+        Ok(ItemList { items: rows.iter().map(WorkItem::from_row).collect(), next_page_token })
+    }
+
+    /// Runs `change` on item `item_id` of the account and stores what it returns (compare-and-swap on the version,
+    /// retried from the read when another writer won). Returns the item as it now is and the kinds of the events
+    /// written (none when `change` left it as it was).
+    async fn change_item<F>(
+        &self,
+        caller: &Caller,
+        account_id: &str,
+        item_id: &str,
+        name: &str,
+        change: F,
+    ) -> Result<(ItemRow, Vec<&'static str>), Error>
+    where
+        F: Fn(&ItemRow, i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error>,
+    {
+        let account = self.account(caller, account_id, true).await?;
+        for _ in 0..ATTEMPTS {
+            let mut tx = self.store.begin_write().await?;
+            let row = items::get_item(&mut *tx, &account.id, item_id)
+                .await?
+                .ok_or_else(|| Error::not_found("work item", item_id))?;
+            let now = now_ms();
+            let Some((new, events)) = change(&row, now)? else {
+                tx.rollback().await?;
+                return Ok((row, Vec::new()));
+            };
+            if !items::replace_item(&mut *tx, &new, row.version).await? {
+                tx.rollback().await?;
+                continue;
+            }
+            let kinds = events.iter().map(|(kind, _)| *kind).collect();
+            for entry in events {
+                items::append_event(&mut *tx, &event(&new, caller, name, entry, new.updated_at)).await?;
+            }
+            tx.commit().await?;
+            return Ok((new, kinds));
+        }
+        Err(Error::Internal("the item kept changing while this change was made".into()))
+    }
+}
+
+/// An `item_id` argument, required.
+fn required_id(item_id: &str) -> Result<String, Error> {
+    match item_id.trim() {
+        "" => Err(Error::InvalidArgument("item_id is required (work_list lists items)".into())),
+        id => Ok(id.to_owned()),
+    }
+}
+
+/// The log entry for `event` on `row`.
+fn event(row: &ItemRow, caller: &Caller, name: &str, (kind, data): Event, now: i64) -> EventRow {
+    EventRow {
+        item_id: row.id.clone(),
+        seq: 0,
+        at: now,
+        principal_id: caller.principal_id.clone(),
+        claimant: name.to_owned(),
+        kind: kind.to_owned(),
+        data: data.to_string(),
+    }
+}

@@ -1,0 +1,36 @@
+//! `decisions_create_space`: make a space in an account; the same name again returns the existing space.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use super::{WorkServer, parse, reply, write_tool};
+use crate::auth::Caller;
+
+/// `decisions_create_space` arguments.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// The account; empty is the caller's own.
+    account_id: String,
+    /// What the space is for; up to 2000 characters.
+    description: String,
+    /// Its name, 1 to 100 characters, unique in the account (ignoring case).
+    name: String,
+}
+
+pub(crate) fn tool() -> Tool {
+    write_tool::<Params>(
+        "decisions_create_space",
+        "Make a space. Make a space for documents and work items in an account: name and description. A name the \
+         account already has returns that space (created: false).",
+        true,
+    )
+    .with_title("Make a space")
+}
+
+pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {
+    let p = match parse::<Params>("decisions_create_space", args) {
+        Ok(p) => p,
+        Err(error) => return error,
+    };
+    reply(server.service.create_space(caller, &p.account_id, &p.name, &p.description).await)
+}

@@ -1,0 +1,43 @@
+//! `work_create`: make a work item in a space (title, notes, links, optionally the document it implements); it starts
+//! open.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::json;
+
+use super::{WorkServer, parse, reply, write_tool};
+use crate::auth::Caller;
+
+/// `work_create` arguments.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// The document's id (decisions_list_documents).
+    document_id: String,
+    /// Links (pull requests, runs, designs): absolute http(s) URLs, at most ten.
+    links: Vec<String>,
+    /// What the work is, in more words; up to 4000 characters.
+    notes: String,
+    /// The space's id (decisions_list_spaces).
+    space_id: String,
+    /// A short title, 1 to 200 characters.
+    title: String,
+}
+
+pub(crate) fn tool() -> Tool {
+    write_tool::<Params>(
+        "work_create",
+        "Make a work item. Make a work item in a space: title, notes and links, optionally the document it \
+         implements. It starts open; claim it to work on it.",
+        false,
+    )
+    .with_title("Make a work item")
+}
+
+pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {
+    let p = match parse::<Params>("work_create", args) {
+        Ok(p) => p,
+        Err(error) => return error,
+    };
+    let outcome = server.service.create_item(caller, &p.space_id, &p.title, &p.notes, &p.links, &p.document_id).await;
+    reply(outcome.map(|item| json!({ "item": item })))
+}

@@ -1,0 +1,41 @@
+//! `work_handoff`: hand a work item off with a note and whom it is for; it becomes open with nobody holding it.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::json;
+
+use super::{WorkServer, parse, reply, write_tool};
+use crate::auth::Caller;
+
+/// `work_handoff` arguments.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// The account; empty is the caller's own.
+    account_id: String,
+    /// The work item's id (work_list).
+    item_id: String,
+    /// What was done and what is left; 1 to 4000 characters.
+    note: String,
+    /// Whom it is for; empty for anyone.
+    to: String,
+}
+
+pub(crate) fn tool() -> Tool {
+    write_tool::<Params>(
+        "work_handoff",
+        "Hand work off. Hand a work item off: what was done and what is left (note), and whom it is for (to; empty \
+         for anyone). It becomes open again with nobody holding it. Do this before a session ends with work \
+         unfinished.",
+        false,
+    )
+    .with_title("Hand work off")
+}
+
+pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {
+    let p = match parse::<Params>("work_handoff", args) {
+        Ok(p) => p,
+        Err(error) => return error,
+    };
+    let outcome = server.service.handoff_item(caller, &p.account_id, &p.item_id, &p.note, &p.to).await;
+    reply(outcome.map(|item| json!({ "item": item })))
+}

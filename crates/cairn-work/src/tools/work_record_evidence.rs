@@ -1,0 +1,56 @@
+//! `work_record_evidence`: record that a pull request merged at a commit, or that a service runs a commit containing
+//! pull requests; repeats are safe, contradictions are conflicts.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use super::{WorkServer, parse, reply, write_tool};
+use crate::auth::Caller;
+use crate::service::EvidenceInput;
+
+/// `work_record_evidence` arguments.
+#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub(crate) struct Params {
+    /// The account; empty is the caller's own.
+    account_id: String,
+    /// RFC 3339: when it happened; empty is now.
+    at: String,
+    /// The commit: the merge commit, or the commit a service runs.
+    commit: String,
+    /// "merged" (a pull request merged) or "rolled" (a service runs a commit).
+    kind: String,
+    /// The pull requests it is about, by number. For "merged" exactly one.
+    pull_requests: Vec<i64>,
+    /// The repository, "owner/name".
+    repository: String,
+    /// For "rolled": the service.
+    service: String,
+}
+
+pub(crate) fn tool() -> Tool {
+    write_tool::<Params>(
+        "work_record_evidence",
+        "Record evidence. Record evidence a document's status is checked against: kind \"merged\" (one pull request \
+         merged at a commit) or \"rolled\" (a service runs a commit that contains these pull requests), repository \
+         \"owner/name\", commit, and the service for a roll. CI and roll scripts post these.",
+        true,
+    )
+    .with_title("Record evidence")
+}
+
+pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {
+    let p = match parse::<Params>("work_record_evidence", args) {
+        Ok(p) => p,
+        Err(error) => return error,
+    };
+    let input = EvidenceInput {
+        account_id: p.account_id,
+        kind: p.kind,
+        repository: p.repository,
+        commit: p.commit,
+        pull_requests: p.pull_requests,
+        service: p.service,
+        at: p.at,
+    };
+    reply(server.service.record_evidence(caller, &input).await)
+}
