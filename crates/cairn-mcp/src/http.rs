@@ -23,6 +23,26 @@ pub struct HttpOptions {
     pub extra_allowed_hosts: Vec<String>,
 }
 
+/// The Streamable HTTP endpoint for handlers made by `factory`, as a tower service to mount in an axum router.
+///
+/// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled.
+pub fn http_service<H, F>(
+    factory: F,
+    extra_allowed_hosts: &[String],
+    shutdown: &CancellationToken,
+) -> StreamableHttpService<H, LocalSessionManager>
+where
+    H: ServerHandler + Send + 'static,
+    F: Fn() -> H + Send + Sync + 'static,
+{
+    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+    hosts.extend(extra_allowed_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(shutdown.child_token());
+    StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config)
+}
+
 /// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM.
 pub async fn serve_http<H, F>(factory: F, options: HttpOptions) -> std::io::Result<()>
 where
@@ -30,12 +50,7 @@ where
     F: Fn() -> H + Send + Sync + 'static,
 {
     let shutdown = CancellationToken::new();
-    let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-    hosts.extend(options.extra_allowed_hosts.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
-        .with_allowed_hosts(hosts)
-        .with_cancellation_token(shutdown.child_token());
-    let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config);
+    let service = http_service(factory, &options.extra_allowed_hosts, &shutdown);
     let router = axum::Router::new().nest_service(&options.path, service);
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!("serving MCP over Streamable HTTP at http://{}{}", listener.local_addr()?, options.path);
@@ -48,7 +63,7 @@ where
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-pub(crate) async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

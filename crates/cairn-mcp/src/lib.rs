@@ -16,6 +16,6 @@ pub mod roots;
 mod sse;
 mod stdio;
 
-pub use http::{HttpOptions, serve_http};
+pub use http::{HttpOptions, http_service, serve_http, shutdown_signal};
 pub use sse::serve_legacy_sse;
 pub use stdio::serve_stdio;

@@ -123,7 +123,8 @@ pub async fn run(command: DeepworkCommand) -> anyhow::Result<()> {
     }
 }
 
-fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
+/// The DeepWork service with cairn's standard jobs and schemas and the folders from the environment.
+pub(crate) fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
     let home = cairn_home();
     let standard_jobs = standard_jobs::materialize(&home)
         .with_context(|| format!("could not write cairn's standard jobs under {}", home.display()))?;
@@ -139,7 +140,8 @@ fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
     }))
 }
 
-fn project_dir(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
+/// The project root `path` names (default: the current directory), canonical; an error naming a missing folder.
+pub(crate) fn project_dir(path: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let dir = match path {
         Some(path) => path,
         None => std::env::current_dir().context("the current directory is not accessible")?,

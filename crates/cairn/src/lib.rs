@@ -7,6 +7,7 @@
 pub mod deepwork_cli;
 pub mod home;
 pub mod roscoe_cli;
+pub mod serve_cli;
 
 use clap::{Parser, Subcommand};
 
@@ -28,6 +29,8 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
+    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/deepwork/mcp` with `--project`) and `/healthz`.
+    Serve(serve_cli::ServeArgs),
     /// The Roscoe-compatible workflow server (same commands as `roscoe`).
     Roscoe {
         /// The roscoe command.
@@ -41,6 +44,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Deepwork { command } => deepwork_cli::run(command).await,
         Command::Roscoe { command } => roscoe_cli::run(command).await,
+        Command::Serve(args) => serve_cli::run(args).await,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The authoring lifecycle over MCP: create → list → get → update → validate / lint → diagram → duplicate → rename
 //! (with its reference cascade and its rollback) → move between sources (shadowing) → delete (confirm, referenced,
-//! force).
+//! force). Each scenario runs over stdio (`cairn roscoe mcp`) and over HTTP (`/roscoe/mcp` of `cairn serve`).
 
 use std::fs;
 use std::path::PathBuf;
@@ -18,13 +18,13 @@ struct Project {
 }
 
 impl Project {
-    /// A git repository with a `src/` directory used as `cwd`, and a connected server.
-    async fn new() -> Project {
+    /// A git repository with a `src/` directory used as `cwd`, and a server connected over `transport`.
+    async fn new(transport: Transport) -> Project {
         let env = Env::new();
         let root = env.repo("proj");
         fs::create_dir_all(root.join("src")).unwrap();
         let cwd = s(&root.join("src"));
-        let client = env.connect().await;
+        let client = env.connect_over(transport).await;
         Project { env, root, cwd, client }
     }
 
@@ -62,7 +62,13 @@ fn entry(id: &str, source: &str, shadowed: bool) -> (String, String, bool) {
 
 #[tokio::test]
 async fn the_authoring_lifecycle() {
-    let p = Project::new().await;
+    for transport in TRANSPORTS {
+        authoring_lifecycle(transport).await;
+    }
+}
+
+async fn authoring_lifecycle(transport: Transport) {
+    let p = Project::new(transport).await;
 
     // create: without a repo source the default is global; an explicit repo source creates its directory.
     let created = p.ok("create_workflow", json!({"id": "child", "yaml": simple("child")})).await;
@@ -262,7 +268,13 @@ async fn the_authoring_lifecycle() {
 
 #[tokio::test]
 async fn a_rename_whose_referrer_cannot_be_written_rolls_back_every_file() {
-    let p = Project::new().await;
+    for transport in TRANSPORTS {
+        rename_rollback(transport).await;
+    }
+}
+
+async fn rename_rollback(transport: Transport) {
+    let p = Project::new(transport).await;
     p.ok("create_workflow", json!({"id": "child", "yaml": simple("child")})).await;
     p.ok("create_workflow", json!({"id": "a-parent", "yaml": parent("a-parent", "child")})).await;
     p.ok("create_workflow", json!({"id": "b-parent", "yaml": parent("b-parent", "child")})).await;

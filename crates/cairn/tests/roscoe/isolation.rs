@@ -1,5 +1,5 @@
 //! Per-call scoping on one long-lived server: concurrent calls with different `cwd`s (two git repositories) each see
-//! their own repo workflows and the shared global ones, never the other project's.
+//! their own repo workflows and the shared global ones, never the other project's; over stdio and over HTTP.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -19,10 +19,16 @@ fn ids(list: &Value) -> Vec<(String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_calls_with_different_cwds_never_see_each_others_repo_workflows() {
+    for transport in TRANSPORTS {
+        isolation(transport).await;
+    }
+}
+
+async fn isolation(transport: Transport) {
     let env = Env::new();
     let alpha = env.repo("alpha");
     let beta = env.repo("beta");
-    let client = Arc::new(env.connect().await);
+    let client = Arc::new(env.connect_over(transport).await);
     client.ok("create_workflow", json!({"global": true, "id": "shared", "yaml": simple("shared")})).await;
     for (root, own) in [(&alpha, "only-alpha"), (&beta, "only-beta")] {
         let cwd = s(root);

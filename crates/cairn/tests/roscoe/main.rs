@@ -5,6 +5,8 @@
 #![allow(unreachable_pub)]
 
 mod authoring;
+#[path = "../common/cairn_serve.rs"]
+mod cairn_serve;
 mod isolation;
 mod protocol;
 mod schema;

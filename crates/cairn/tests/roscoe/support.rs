@@ -5,10 +5,24 @@ use std::process::Stdio;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::process::Command;
+
+use crate::cairn_serve::Served;
+
+/// The two transports the authoring tools are served on.
+#[derive(Debug, Clone, Copy)]
+pub enum Transport {
+    /// `cairn roscoe mcp` on stdin/stdout.
+    Stdio,
+    /// `/roscoe/mcp` of `cairn serve` (Streamable HTTP).
+    Http,
+}
+
+/// Both transports, for tests that run their scenario on each.
+pub const TRANSPORTS: [Transport; 2] = [Transport::Stdio, Transport::Http];
 
 /// Variables that would point git at another repository than the one around its working directory.
 const GIT_LOCATION_VARIABLES: [&str; 6] =
@@ -102,11 +116,34 @@ impl Env {
     pub async fn connect(&self) -> Client {
         Client::stdio(self.command(env!("CARGO_BIN_EXE_cairn"), &["roscoe"])).await
     }
+
+    /// A server on `transport` with this home, connected: `cairn roscoe mcp`, or `cairn serve` at `/roscoe/mcp`.
+    pub async fn connect_over(&self, transport: Transport) -> Client {
+        match transport {
+            Transport::Stdio => self.connect().await,
+            Transport::Http => {
+                let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+                command.arg("serve").env("CAIRN_HOME", self.home());
+                for (name, value) in self.git_vars() {
+                    command.env(name, value);
+                }
+                for name in GIT_LOCATION_VARIABLES {
+                    command.env_remove(name);
+                }
+                let served = Served::start(command).await;
+                            let transport = StreamableHttpClientTransport::from_uri(served.url("/roscoe/mcp"));
+                let service = ().serve(transport).await.expect("initialize over HTTP");
+                Client { service, _server: Some(served) }
+            }
+        }
+    }
 }
 
 /// A connected client and the server process behind it.
 pub struct Client {
     pub service: RunningService<RoleClient, ()>,
+    /// The `cairn serve` process behind an HTTP client (a stdio server belongs to the service).
+    _server: Option<Served>,
 }
 
 impl Client {
@@ -114,7 +151,7 @@ impl Client {
         command.stderr(Stdio::null());
         let transport = TokioChildProcess::new(command).expect("spawn the server");
         let service = ().serve(transport).await.expect("initialize over stdio");
-        Client { service }
+        Client { service, _server: None }
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {

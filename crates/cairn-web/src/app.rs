@@ -1,0 +1,81 @@
+//! The application: which services `cairn serve` has, the router that mounts them, and the serving loop.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use axum::Router;
+use cairn_deepwork::{Deepwork, DeepworkServer, RootSource};
+use cairn_roscoe::RoscoeServer;
+use cairn_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::host_check::{self, AllowedHosts};
+use crate::health;
+
+/// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
+#[derive(Debug, Clone)]
+pub struct DeepworkProject {
+    /// The DeepWork service (jobs, sessions, reviews).
+    pub service: Deepwork,
+    /// The project root, canonical.
+    pub root: PathBuf,
+}
+
+/// Everything `cairn serve` serves.
+#[derive(Debug, Clone)]
+pub struct App {
+    /// The database (runs, work items, documents).
+    pub store: Store,
+    /// The roscoe authoring service (its home holds the global workflows and `roscoe.yaml`).
+    pub roscoe: cairn_roscoe::Service,
+    /// The DeepWork project, when one was given.
+    pub deepwork: Option<DeepworkProject>,
+    /// `Host` names accepted besides loopback (for a server bound to another interface).
+    pub extra_allowed_hosts: Vec<String>,
+}
+
+impl App {
+    /// The router with every endpoint; open MCP streams end when `shutdown` is cancelled.
+    pub fn router(&self, shutdown: &CancellationToken) -> Router {
+        let roscoe = self.roscoe.clone();
+        let mut router = Router::new()
+            .nest_service(
+                "/roscoe/mcp",
+                cairn_mcp::http_service(
+                    move || RoscoeServer::new(roscoe.clone()),
+                    &self.extra_allowed_hosts,
+                    shutdown,
+                ),
+            )
+            .merge(health::routes(self.store.clone()));
+        if let Some(project) = &self.deepwork {
+            let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
+            router = router.nest_service(
+                "/deepwork/mcp",
+                cairn_mcp::http_service(move || server.clone(), &self.extra_allowed_hosts, shutdown),
+            );
+        }
+        host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts))
+    }
+
+    /// Serves on `addr` until Ctrl-C or SIGTERM, then lets in-flight requests finish.
+    pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
+        let shutdown = CancellationToken::new();
+        let router = self.router(&shutdown);
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local = listener.local_addr()?;
+        tracing::info!("cairn serve listening on http://{local}");
+        tracing::info!("  roscoe tools   http://{local}/roscoe/mcp");
+        if let Some(project) = &self.deepwork {
+            tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
+        }
+        let result = axum::serve(listener, router)
+            .with_graceful_shutdown(async move {
+                cairn_mcp::shutdown_signal().await;
+                shutdown.cancel();
+            })
+            .await;
+        self.store.close().await;
+        result
+    }
+}

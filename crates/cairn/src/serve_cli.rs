@@ -1,0 +1,50 @@
+//! `cairn serve`: the HTTP server (MCP endpoints, health; the REST API and web UI grow here) on the embedded SQLite
+//! database by default.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use cairn_store::Store;
+use cairn_web::{App, DeepworkProject};
+
+use crate::deepwork_cli;
+use crate::home::cairn_home;
+
+/// `cairn serve` options.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default; binding elsewhere also needs `--allowed-host`.
+    #[arg(long, env = "CAIRN_ADDR", default_value = "127.0.0.1:7777")]
+    pub addr: SocketAddr,
+    /// A DeepWork project to serve at `/deepwork/mcp` (its sessions also show in the web UI).
+    #[arg(long, value_name = "DIR")]
+    pub project: Option<PathBuf>,
+    /// Database URL (`sqlite://PATH` or `postgres://…`). Default: the SQLite file `$CAIRN_HOME/cairn.db`.
+    #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
+    /// A `Host` name to accept besides loopback (repeatable), e.g. the name of a reverse proxy.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+}
+
+/// Runs `cairn serve`.
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let home = cairn_home();
+    let url = args.database_url.unwrap_or_else(|| Store::default_url(&home));
+    let store = Store::open(&url).await.context("cairn serve needs its database")?;
+    let deepwork = match args.project {
+        Some(dir) => Some(DeepworkProject {
+            root: deepwork_cli::project_dir(Some(dir))?,
+            service: deepwork_cli::service(None)?,
+        }),
+        None => None,
+    };
+    let app = App {
+        store,
+        roscoe: cairn_roscoe::Service::new(home),
+        deepwork,
+        extra_allowed_hosts: args.allowed_hosts,
+    };
+    app.serve(args.addr).await.with_context(|| format!("cannot serve on {}", args.addr))
+}

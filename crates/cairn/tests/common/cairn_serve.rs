@@ -1,0 +1,51 @@
+//! Starting the real `cairn serve` for a test: on a port the server picks itself (`--addr 127.0.0.1:0`), read back
+//! from its log line, so no two tests race for a port. The process is killed when the handle is dropped.
+
+use std::process::Stdio;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// A running `cairn serve` and the base URL it listens on (`http://127.0.0.1:PORT`).
+pub struct Served {
+    /// The server process (killed on drop).
+    _process: Child,
+    /// `http://127.0.0.1:PORT`, no trailing slash.
+    pub base: String,
+}
+
+impl Served {
+    /// Spawns `command` (already `cairn serve` with its environment) on a free port and waits until it listens.
+    /// Also installs the TLS crypto provider the test HTTP clients need (they are built without a default one).
+    pub async fn start(mut command: Command) -> Served {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        command
+            .args(["--addr", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("spawn cairn serve");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr is piped")).lines();
+        let mut seen = Vec::new();
+        let base = loop {
+            match lines.next_line().await.expect("read the server log") {
+                Some(line) => {
+                    if let Some((_, rest)) = line.split_once("listening on ") {
+                        break rest.trim().to_owned();
+                    }
+                    seen.push(line);
+                }
+                None => panic!("cairn serve exited before listening:\n{}", seen.join("\n")),
+            }
+        };
+        // Keep draining the log so the server never blocks on a full pipe.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Served { _process: child, base }
+    }
+
+    /// The full URL of `path` (which starts with `/`).
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests of `cairn serve`: the real binary on a port it picks, on a private `CAIRN_HOME` (and so a fresh
+//! SQLite database), probed with plain HTTP and with rmcp's client.
+
+// Test helpers are shared between the modules of this one test binary.
+#![allow(unreachable_pub)]
+
+#[path = "../common/cairn_serve.rs"]
+mod cairn_serve;
+mod endpoints;
