@@ -20,12 +20,16 @@ pub mod authoring_guide;
 pub mod clock;
 pub mod definition;
 pub mod diagram;
+pub mod docs;
 pub mod engine;
 mod error;
 mod files;
+mod front_matter;
 mod references;
+pub mod runs;
 pub mod scope;
 mod service;
+pub mod skills;
 pub mod sources;
 pub mod tools;
 mod yaml_edit;
@@ -36,5 +40,6 @@ pub use service::{
     Body, Created, Deleted, Duplicated, LintWarning, Linted, Moved, References, Renamed, Service,
     Subject, Updated, Validated, WorkflowDetail, WorkflowSummary,
 };
+pub use runs::Runs;
 pub use sources::Source;
 pub use tools::RoscoeServer;

@@ -10,4 +10,5 @@ mod cairn_serve;
 mod isolation;
 mod protocol;
 mod schema;
+mod skills;
 mod support;
