@@ -8,6 +8,7 @@ pub mod deepwork_cli;
 pub mod home;
 pub mod roscoe_cli;
 pub mod serve_cli;
+pub mod work_cli;
 
 use clap::{Parser, Subcommand};
 
@@ -37,6 +38,8 @@ pub enum Command {
         #[command(subcommand)]
         command: roscoe_cli::RoscoeCommand,
     },
+    /// The work surface: work items and decisions over MCP on stdio (`work mcp`), accounts and tokens.
+    Work(work_cli::WorkArgs),
 }
 
 /// Runs a parsed `cairn` command line.
@@ -45,6 +48,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deepwork { command } => deepwork_cli::run(command).await,
         Command::Roscoe { command } => roscoe_cli::run(command).await,
         Command::Serve(args) => serve_cli::run(args).await,
+        Command::Work(args) => work_cli::run(args).await,
     }
 }
 

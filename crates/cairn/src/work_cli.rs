@@ -1,0 +1,207 @@
+//! `cairn work …`: the work surface from the command line. `mcp` serves the work and decisions tools over stdio for
+//! one local user (or the holder of `CAIRN_TOKEN`); `account` and `token` manage who may use the HTTP endpoint.
+//! Results are printed as one JSON object on stdout; a token's secret is printed once and only its hash is kept.
+
+use anyhow::{Context, bail};
+use cairn_store::Store;
+use cairn_work::{Kind, Scope, Service, WorkServer};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::json;
+
+use crate::home::cairn_home;
+
+/// `cairn work` options and command.
+#[derive(Debug, Args)]
+pub struct WorkArgs {
+    /// Database URL (`sqlite://PATH` or `postgres://…`). Default: the SQLite file `$CAIRN_HOME/cairn.db`.
+    #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL", global = true)]
+    pub database_url: Option<String>,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: WorkCommand,
+}
+
+/// work commands.
+#[derive(Debug, Subcommand)]
+pub enum WorkCommand {
+    /// Serve the work and decisions tools over MCP on stdin/stdout. Without `CAIRN_TOKEN` the caller is the local
+    /// user (account `acc_local`, every scope) acting as `--as`.
+    Mcp {
+        /// Who the local user is: an agent (the default) or a person (who may mark done what an agent holds).
+        #[arg(long = "as", value_enum, default_value_t = KindArg::Agent)]
+        kind: KindArg,
+        /// A token to act as instead of the local user.
+        #[arg(long, env = "CAIRN_TOKEN", hide_env_values = true)]
+        token: Option<String>,
+    },
+    /// Accounts (tenants).
+    Account {
+        /// The account command.
+        #[command(subcommand)]
+        command: AccountCommand,
+    },
+    /// Bearer tokens.
+    Token {
+        /// The token command.
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+/// `cairn work account …`.
+#[derive(Debug, Subcommand)]
+pub enum AccountCommand {
+    /// Create an account; prints its id.
+    Create {
+        /// A name for people.
+        #[arg(long)]
+        name: String,
+        /// `owner/name` that work_status uses when a call names no repository.
+        #[arg(long, default_value = "")]
+        default_repository: String,
+    },
+    /// Set an account's default repository (`acc_local` is the stdio user's account).
+    Update {
+        /// The account id.
+        #[arg(long)]
+        account: String,
+        /// `owner/name`, or "" to clear it.
+        #[arg(long)]
+        default_repository: String,
+    },
+    /// Let a principal of another account use this one.
+    AddMember {
+        /// The account id.
+        #[arg(long)]
+        account: String,
+        /// The principal id (`prn_…`, printed by `token create`).
+        #[arg(long)]
+        principal_id: String,
+        /// owner, member (read and write) or reader.
+        #[arg(long, default_value = "member")]
+        role: String,
+    },
+}
+
+/// `cairn work token …`.
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a token for a principal (made if new) of an account; prints the secret once.
+    Create {
+        /// The account id; default the stdio user's account `acc_local`.
+        #[arg(long, default_value = "acc_local")]
+        account: String,
+        /// The principal's name, e.g. "Ada" or "claude-code".
+        #[arg(long)]
+        principal: String,
+        /// What the principal is.
+        #[arg(long, value_enum)]
+        kind: KindArg,
+        /// Scopes, comma-separated: mcp:read, mcp:write, decisions:read, decisions:write.
+        #[arg(long)]
+        scopes: String,
+        /// When it stops working: an RFC 3339 time, or a span like `30d`, `12h`, `90m`.
+        #[arg(long)]
+        expires: Option<String>,
+    },
+    /// Revoke a token; it is refused from the next request on.
+    Revoke {
+        /// The token id (`tok_…`).
+        token_id: String,
+    },
+}
+
+/// A principal kind on the command line.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum KindArg {
+    /// A human.
+    Person,
+    /// An AI agent.
+    Agent,
+    /// A CI or roll script.
+    Service,
+}
+
+impl From<KindArg> for Kind {
+    fn from(kind: KindArg) -> Kind {
+        match kind {
+            KindArg::Person => Kind::Person,
+            KindArg::Agent => Kind::Agent,
+            KindArg::Service => Kind::Service,
+        }
+    }
+}
+
+/// Runs a work command.
+pub async fn run(args: WorkArgs) -> anyhow::Result<()> {
+    let url = args.database_url.unwrap_or_else(|| Store::default_url(&cairn_home()));
+    let store = Store::open(&url).await.context("cairn work needs its database")?;
+    let service = Service::open(store.clone()).await?;
+    let outcome = command(service, args.command).await;
+    store.close().await;
+    outcome
+}
+
+async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
+    match command {
+        WorkCommand::Mcp { kind, token } => {
+            let caller = match token.filter(|t| !t.trim().is_empty()) {
+                Some(token) => match service.authenticate(&token).await? {
+                    Some(caller) => caller,
+                    None => bail!("CAIRN_TOKEN is not a valid token (unknown, expired or revoked)"),
+                },
+                None => service.local_caller(kind.into()).await?,
+            };
+            cairn_mcp::serve_stdio(WorkServer::local(service, caller)).await?;
+        }
+        WorkCommand::Account { command: AccountCommand::Create { name, default_repository } } => {
+            let account = service.create_account(&name, &default_repository).await?;
+            print(json!({"id": account.id, "name": account.name, "default_repository": account.default_repository}));
+        }
+        WorkCommand::Account { command: AccountCommand::Update { account, default_repository } } => {
+            let account = service.set_default_repository(&account, &default_repository).await?;
+            print(json!({"id": account.id, "name": account.name, "default_repository": account.default_repository}));
+        }
+        WorkCommand::Account { command: AccountCommand::AddMember { account, principal_id, role } } => {
+            service.add_member(&account, &principal_id, &role).await?;
+            print(json!({"account_id": account, "principal_id": principal_id, "role": role}));
+        }
+        WorkCommand::Token { command: TokenCommand::Create { account, principal, kind, scopes, expires } } => {
+            let scopes = Scope::parse_list(&scopes)?;
+            let expires_at = expires.as_deref().map(expiry).transpose()?;
+            if account == "acc_local" {
+                service.local_caller(Kind::Agent).await?;
+            }
+            let token = service.create_token(&account, &principal, kind.into(), &scopes, expires_at).await?;
+            print(serde_json::to_value(token)?);
+        }
+        WorkCommand::Token { command: TokenCommand::Revoke { token_id } } => {
+            if !service.revoke_token(&token_id).await? {
+                bail!("no token '{token_id}' that is not already revoked");
+            }
+            print(json!({"revoked": token_id}));
+        }
+    }
+    Ok(())
+}
+
+/// An expiry argument as epoch milliseconds: RFC 3339, or `<n>d`, `<n>h`, `<n>m` from now.
+fn expiry(text: &str) -> anyhow::Result<i64> {
+    let now = chrono::Utc::now();
+    if let Ok(at) = chrono::DateTime::parse_from_rfc3339(text) {
+        return Ok(at.timestamp_millis());
+    }
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let n: i64 = number.parse().with_context(|| format!("--expires '{text}': use RFC 3339 or 30d / 12h / 90m"))?;
+    let span = match unit {
+        "d" => chrono::Duration::days(n),
+        "h" => chrono::Duration::hours(n),
+        "m" => chrono::Duration::minutes(n),
+        _ => bail!("--expires '{text}': use RFC 3339 or 30d / 12h / 90m"),
+    };
+    Ok((now + span).timestamp_millis())
+}
+
+fn print(value: serde_json::Value) {
+    println!("{value}");
+}
