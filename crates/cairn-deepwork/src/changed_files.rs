@@ -9,11 +9,18 @@
 //!
 //! git runs with its working directory set to the project root and without the `GIT_DIR`-style variables a calling
 //! git hook may have exported, so the root alone decides the repository.
+//!
+//! Finding the base (is there a HEAD, which default branch, their merge-base) takes three git processes in a row, yet
+//! its answer only changes when a ref moves. It is remembered per root with a fingerprint of the ref files it rests on
+//! (`HEAD`'s content; size, modification time and inode of the loose refs involved and of `packed-refs`), so a call
+//! whose refs did not move runs only the three listings, side by side. Repositories with the reftable backend are not
+//! fingerprinted and always resolve afresh.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
 use crate::process::{Finished, run_with_timeout};
@@ -62,6 +69,61 @@ pub fn changed_files(root: &Path, base_ref: Option<&str>) -> Result<Vec<String>,
 /// built on `root` can still be made relative to it.
 pub fn reference_root(root: &Path) -> PathBuf {
     Git::new(root).reference_root()
+}
+
+/// Where a root's repository keeps its metadata, as git reported it (absolute paths).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Location {
+    /// The work tree's own git directory (`.git`, or `.git/worktrees/<name>` of a linked worktree).
+    git_dir: PathBuf,
+    /// The directory shared by all worktrees (refs, objects).
+    common_dir: PathBuf,
+}
+
+/// The resolved base of one root and what it was resolved from.
+#[derive(Debug, Clone)]
+struct Remembered {
+    location: Location,
+    /// `None` when the refs cannot be fingerprinted (reftable): the base is then never reused.
+    fingerprint: Option<Vec<u8>>,
+    /// The merge-base to diff against; `None` in a repository without commits.
+    merge_base: Option<String>,
+}
+
+/// The last resolution per project root (and git environment, which tests vary).
+static REMEMBERED: LazyLock<Mutex<HashMap<(PathBuf, Vec<(OsString, OsString)>), Remembered>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+impl Location {
+    /// The bytes that change whenever a ref the default base depends on moves, or `None` for the reftable backend.
+    fn fingerprint(&self) -> Option<Vec<u8>> {
+        if self.common_dir.join("reftable").exists() {
+            return None;
+        }
+        let head = std::fs::read(self.git_dir.join("HEAD")).ok()?;
+        let mut fingerprint = head.clone();
+        let mut files = vec![self.common_dir.join("packed-refs"), self.common_dir.join("refs/remotes/origin/HEAD")];
+        if let Some(target) = head.strip_prefix(b"ref: ") {
+            files.push(self.common_dir.join(String::from_utf8_lossy(target).trim()));
+        }
+        files.extend(DEFAULT_BRANCH_CANDIDATES.iter().map(|c| self.common_dir.join(full_ref(c))));
+        // origin/HEAD may name a branch outside the candidates: its loose file counts too.
+        if let Ok(origin_head) = std::fs::read_to_string(self.common_dir.join("refs/remotes/origin/HEAD"))
+            && let Some(target) = origin_head.strip_prefix("ref: ")
+        {
+            files.push(self.common_dir.join(target.trim()));
+        }
+        for file in files {
+            fingerprint.push(0);
+            if let Ok(meta) = std::fs::metadata(&file) {
+                use std::os::unix::fs::MetadataExt;
+                for n in [meta.len() as i64, meta.mtime(), meta.mtime_nsec(), meta.ino() as i64] {
+                    fingerprint.extend_from_slice(&n.to_le_bytes());
+                }
+            }
+        }
+        Some(fingerprint)
+    }
 }
 
 /// How to run git for one project root.
@@ -130,13 +192,12 @@ impl Git {
                 "Invalid base ref '{base}': pass a branch, tag or commit name (it cannot be empty or start with '-')."
             ));
         }
-        let has_head = self.require_work_tree()?;
-        // Without a commit there is nothing to diff against: the index and untracked files are everything.
-        let merge_base = if has_head {
-            let base = base_ref.map_or_else(|| self.default_base(), str::to_owned);
-            Some(if base == "HEAD" { base } else { self.merge_base(&base)? })
-        } else {
-            None
+        let merge_base = match base_ref {
+            Some(base) => {
+                let (_, has_head) = self.require_work_tree()?;
+                if has_head { Some(self.merge_base(base)?) } else { None }
+            }
+            None => self.default_merge_base()?,
         };
         let diff = ["diff", "--name-only", "--diff-filter=ACMR", "-z", "--relative", "--no-color"];
         // The three listings are independent: run them side by side (each git process costs milliseconds).
@@ -167,16 +228,56 @@ impl Git {
         Ok(files.into_iter().filter(|f| !f.starts_with(".deepwork/tmp/")).collect())
     }
 
-    /// Whether HEAD exists (a first commit was made); fails with `git diff failed: …` unless the root is inside a git
-    /// work tree (outside one, `git diff` would fall
-    /// back to its `--no-index` mode and complain about options instead).
-    fn require_work_tree(&self) -> Result<bool, String> {
-        // One process answers both questions: `true` when inside a work tree, then HEAD's id when there is a commit.
+    /// The merge-base with the default branch (`None` without a commit): remembered while the refs stay put.
+    fn default_merge_base(&self) -> Result<Option<String>, String> {
+        let key = (self.root.clone(), self.env.clone());
+        let remembered = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).get(&key).cloned();
+        if let Some(remembered) = remembered
+            && remembered.location.git_dir.is_dir()
+            && let Some(fingerprint) = remembered.location.fingerprint()
+            && remembered.fingerprint.as_ref() == Some(&fingerprint)
+        {
+            return Ok(remembered.merge_base);
+        }
+        let (location, has_head) = self.require_work_tree()?;
+        // Fingerprint before resolving: a ref moving in between makes the next call resolve again.
+        let fingerprint = location.fingerprint();
+        let merge_base = if has_head {
+            let base = self.default_base();
+            Some(if base == "HEAD" { base } else { self.merge_base(&base)? })
+        } else {
+            None
+        };
+        let remembered = Remembered { location, fingerprint, merge_base: merge_base.clone() };
+        REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).insert(key, remembered);
+        Ok(merge_base)
+    }
+
+    /// Where the repository is and whether HEAD exists (a first commit was made); fails with `git diff failed: …`
+    /// unless the root is inside a git work tree (outside one, `git diff` would fall back to its `--no-index` mode
+    /// and complain about options instead).
+    fn require_work_tree(&self) -> Result<(Location, bool), String> {
+        // One process answers it all: `true` when inside a work tree, the two directories, then HEAD's id when there
+        // is a commit.
         let out = self
-            .output(&["rev-parse", "--is-inside-work-tree", "--verify", "--quiet", "HEAD"])
+            .output(&[
+                "rev-parse",
+                "--is-inside-work-tree",
+                "--absolute-git-dir",
+                "--path-format=absolute",
+                "--git-common-dir",
+                "--verify",
+                "--quiet",
+                "HEAD",
+            ])
             .map_err(|e| format!("git diff failed: {e}"))?;
-        if out.stdout.starts_with(b"true") {
-            return Ok(out.status.success());
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut lines = stdout.lines();
+        if lines.next() == Some("true")
+            && let (Some(git_dir), Some(common_dir)) = (lines.next(), lines.next())
+        {
+            let location = Location { git_dir: git_dir.into(), common_dir: common_dir.into() };
+            return Ok((location, out.status.success()));
         }
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_owned();
         let reason = if stderr.is_empty() { "not inside a git work tree".to_owned() } else { stderr };
@@ -217,12 +318,17 @@ impl Git {
 
     fn reference_root(&self) -> PathBuf {
         let root = self.root.clone();
-        let Some(common_dir) =
-            self.stdout_within(&["rev-parse", "--path-format=absolute", "--git-common-dir"], REFERENCE_ROOT_TIMEOUT)
-        else {
-            return root;
+        let key = (self.root.clone(), self.env.clone());
+        let known = REMEMBERED.lock().unwrap_or_else(|e| e.into_inner()).get(&key).map(|r| r.location.clone());
+        let common_dir = match known {
+            Some(location) if location.common_dir.is_dir() => location.common_dir,
+            _ => match self
+                .stdout_within(&["rev-parse", "--path-format=absolute", "--git-common-dir"], REFERENCE_ROOT_TIMEOUT)
+            {
+                Some(out) => PathBuf::from(out.trim_end_matches(['\n', '\r'])),
+                None => return root,
+            },
         };
-        let common_dir = PathBuf::from(common_dir.trim_end_matches(['\n', '\r']));
         let Some(parent) = common_dir.parent().filter(|p| p.is_absolute()) else {
             return root;
         };
@@ -376,6 +482,39 @@ mod tests {
             ["a.txt", "b.txt", "committed.txt", "renamed.txt", "staged.txt", "untracked/u.txt", "with space ü.txt"]
         );
         assert_eq!(sb.git_at(&repo).default_base(), "main");
+    }
+
+    #[test]
+    fn the_remembered_base_follows_every_ref_that_moves() {
+        let sb = Sandbox::new();
+        let repo = sb.repo("r", &["a.txt"]);
+        sb.git(&repo, &["checkout", "-q", "-b", "feature"]);
+        write(&repo, &["one.txt"]);
+        sb.git(&repo, &["add", "one.txt"]);
+        sb.git(&repo, &["commit", "-q", "-m", "one"]);
+        assert_eq!(sb.changed(&repo, None), ["one.txt"]);
+        // A commit on the branch moves HEAD's ref: the new file counts at once.
+        write(&repo, &["two.txt"]);
+        sb.git(&repo, &["add", "two.txt"]);
+        sb.git(&repo, &["commit", "-q", "-m", "two"]);
+        assert_eq!(sb.changed(&repo, None), ["one.txt", "two.txt"]);
+        // The default branch catching up moves the merge-base: nothing is left to review.
+        sb.git(&repo, &["branch", "-f", "main", "feature"]);
+        assert!(sb.changed(&repo, None).is_empty());
+        // Packing the refs, then a new origin/main, are seen too.
+        sb.git(&repo, &["pack-refs", "--all"]);
+        write(&repo, &["three.txt"]);
+        sb.git(&repo, &["add", "three.txt"]);
+        sb.git(&repo, &["commit", "-q", "-m", "three"]);
+        assert_eq!(sb.changed(&repo, None), ["three.txt"]);
+        let first = sb.git(&repo, &["rev-parse", "main~0"]);
+        sb.git(&repo, &["update-ref", "refs/remotes/origin/main", "HEAD~3"]);
+        assert_eq!(sb.changed(&repo, None), ["one.txt", "three.txt", "two.txt"], "origin/main wins over main");
+        sb.git(&repo, &["update-ref", "refs/remotes/origin/main", first.trim()]);
+        assert_eq!(sb.changed(&repo, None), ["three.txt"]);
+        // Switching branches moves HEAD itself.
+        sb.git(&repo, &["checkout", "-q", "-b", "other", "HEAD~1"]);
+        assert!(sb.changed(&repo, None).is_empty());
     }
 
     #[test]
