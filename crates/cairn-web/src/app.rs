@@ -10,7 +10,7 @@ use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host_check::{self, AllowedHosts};
-use crate::health;
+use crate::{health, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -47,7 +47,8 @@ impl App {
                     shutdown,
                 ),
             )
-            .merge(health::routes(self.store.clone()));
+            .merge(health::routes(self.store.clone()))
+            .merge(work_mcp::routes(self.store.clone(), &self.extra_allowed_hosts, shutdown));
         if let Some(project) = &self.deepwork {
             let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
             router = router.nest_service(

@@ -2,7 +2,8 @@
 //!
 //! [`App`] holds the domain services (the roscoe authoring service, an optional DeepWork project, the database) and
 //! [`App::router`] mounts them: `/roscoe/mcp` (roscoe tools), `/deepwork/mcp` (DeepWork tools for the one project
-//! given with `--project`), and `GET /healthz`. Every route sits behind the [`host_check`] (loopback `Host` and
+//! given with `--project`), `/mcp` (work and decisions tools behind bearer tokens, `work_mcp.rs`), and `GET /healthz`.
+//! Every route sits behind the [`host_check`] (loopback `Host` and
 //! `Origin` only, unless more hosts are allowed), so a web page on another site cannot drive the server through the
 //! browser (DNS rebinding).
 //!
@@ -11,5 +12,6 @@
 mod app;
 mod health;
 mod host_check;
+mod work_mcp;
 
 pub use app::{App, DeepworkProject};

@@ -13,7 +13,10 @@ mod decisions;
 mod evidence;
 mod items;
 
+use std::sync::Arc;
+
 use cairn_store::Store;
+use tokio::sync::OnceCell;
 use cairn_store::work::accounts::{self, AccountRow};
 use cairn_store::work::decisions::{self as store_decisions, SpaceRow};
 
@@ -33,16 +36,25 @@ const ATTEMPTS: usize = 8;
 #[derive(Debug, Clone)]
 pub struct Service {
     store: Store,
-    page_key: PageKey,
+    page_key: Arc<OnceCell<PageKey>>,
 }
 
 impl Service {
-    /// The facade over `store`, with the page-token key every process sharing the database uses.
-    pub async fn open(store: Store) -> Result<Service, Error> {
-        let stored = cairn_store::work::setting_or_init(store.pool(), "page_token_key", &PageKey::generate_hex()).await?;
-        let page_key = PageKey::from_hex(&stored)
-            .ok_or_else(|| Error::Internal("the stored page_token_key setting is not 64 hex digits".into()))?;
-        Ok(Service { store, page_key })
+    /// The facade over `store`.
+    pub fn new(store: Store) -> Service {
+        Service { store, page_key: Arc::new(OnceCell::new()) }
+    }
+
+    /// The page-token key every process sharing the database uses (made by the first to need it, then cached).
+    async fn page_key(&self) -> Result<&PageKey, Error> {
+        self.page_key
+            .get_or_try_init(|| async {
+                let fresh = PageKey::generate_hex();
+                let stored = cairn_store::work::setting_or_init(self.store.pool(), "page_token_key", &fresh).await?;
+                PageKey::from_hex(&stored)
+                    .ok_or_else(|| Error::Internal("the stored page_token_key setting is not 64 hex digits".into()))
+            })
+            .await
     }
 
     /// The store.

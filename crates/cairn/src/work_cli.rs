@@ -136,7 +136,7 @@ impl From<KindArg> for Kind {
 pub async fn run(args: WorkArgs) -> anyhow::Result<()> {
     let url = args.database_url.unwrap_or_else(|| Store::default_url(&cairn_home()));
     let store = Store::open(&url).await.context("cairn work needs its database")?;
-    let service = Service::open(store.clone()).await?;
+    let service = Service::new(store.clone());
     let outcome = command(service, args.command).await;
     store.close().await;
     outcome

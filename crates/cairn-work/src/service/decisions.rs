@@ -115,7 +115,7 @@ impl Service {
         let after = match token {
             "" => None,
             token => {
-                let after = self.page_key.verify(token, &filters)?;
+                let after = self.page_key().await?.verify(token, &filters)?;
                 match (after[0].as_str(), after[1].as_str()) {
                     (Some(key), Some(id)) => Some((key.to_owned(), id.to_owned())),
                     _ => return Err(Error::InvalidArgument("page_token does not belong to this query".into())),
@@ -127,7 +127,7 @@ impl Service {
         let next = if rows.len() as i64 > limit {
             rows.truncate(limit as usize);
             let last = rows.last().expect("a full page has a last row");
-            self.page_key.sign(&filters, json!([last.name_key, last.id]))
+            self.page_key().await?.sign(&filters, json!([last.name_key, last.id]))
         } else {
             String::new()
         };
@@ -183,14 +183,14 @@ impl Service {
         let filters = json!({"list": "documents", "space": space.id, "query": query});
         let after = match token {
             "" => None,
-            token => Some(self.cursor(token, &filters)?),
+            token => Some(self.cursor(token, &filters).await?),
         };
         let after_ref = after.as_ref().map(|(at, id)| (*at, id.as_str()));
         let mut rows = decisions::list_documents(self.store.pool(), &space.id, &query, after_ref, limit + 1).await?;
         let next = if rows.len() as i64 > limit {
             rows.truncate(limit as usize);
             let last = rows.last().expect("a full page has a last row");
-            self.page_key.sign(&filters, json!([last.updated_at, last.id]))
+            self.page_key().await?.sign(&filters, json!([last.updated_at, last.id]))
         } else {
             String::new()
         };
@@ -209,8 +209,8 @@ impl Service {
     }
 
     /// The `(updated_at, id)` a verified page token continues after.
-    pub(super) fn cursor(&self, token: &str, filters: &Value) -> Result<(i64, String), Error> {
-        let after = self.page_key.verify(token, filters)?;
+    pub(super) async fn cursor(&self, token: &str, filters: &Value) -> Result<(i64, String), Error> {
+        let after = self.page_key().await?.verify(token, filters)?;
         match (after[0].as_i64(), after[1].as_str()) {
             (Some(at), Some(id)) => Ok((at, id.to_owned())),
             _ => Err(Error::InvalidArgument("page_token does not belong to this query".into())),

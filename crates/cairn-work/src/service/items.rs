@@ -199,7 +199,7 @@ impl Service {
         });
         let after = match query.page_token.trim() {
             "" => None,
-            token => Some(self.cursor(token, &filters)?),
+            token => Some(self.cursor(token, &filters).await?),
         };
         let some = |value: &str| (!value.is_empty()).then(|| value.to_owned());
         let filter = ItemFilter {
@@ -215,7 +215,7 @@ impl Service {
         let next_page_token = if rows.len() as i64 > limit {
             rows.truncate(limit as usize);
             let last = rows.last().expect("a full page has a last row");
-            self.page_key.sign(&filters, json!([last.updated_at, last.id]))
+            self.page_key().await?.sign(&filters, json!([last.updated_at, last.id]))
         } else {
             String::new()
         };

@@ -1,0 +1,14 @@
+//! End-to-end tests of the work surface: `cairn work mcp` over stdio and `/mcp` of `cairn serve` over Streamable
+//! HTTP, both with real tokens made by `cairn work token create`, on a private `CAIRN_HOME` (a fresh SQLite file).
+
+// Test helpers are shared between the modules of this one test binary.
+#![allow(unreachable_pub)]
+
+mod auth;
+#[path = "../common/cairn_serve.rs"]
+mod cairn_serve;
+mod concurrency;
+mod evidence;
+mod flows;
+mod pagination;
+mod support;

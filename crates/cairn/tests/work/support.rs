@@ -1,0 +1,190 @@
+//! Test support: a private cairn home, the `cairn work` CLI for accounts and tokens, and MCP clients of the work tools
+//! over stdio (`cairn work mcp`) and HTTP (`cairn serve`, `/mcp` with a bearer token).
+
+use std::process::Stdio;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use crate::cairn_serve::Served;
+
+/// Which transport a test drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// `cairn work mcp` with `CAIRN_TOKEN`.
+    Stdio,
+    /// `/mcp` of `cairn serve` with `Authorization: Bearer`.
+    Http,
+}
+
+/// Every scope.
+pub const ALL: &str = "mcp:read,mcp:write,decisions:read,decisions:write";
+
+/// A private cairn home (and so a private database), with a `cairn serve` started on demand.
+pub struct Env {
+    pub tmp: tempfile::TempDir,
+    served: Option<Served>,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        Env { tmp: tempfile::tempdir().unwrap(), served: None }
+    }
+
+    fn command(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.env("CAIRN_HOME", self.tmp.path().join("home")).env_remove("CAIRN_TOKEN").env_remove("CAIRN_DATABASE_URL");
+        cmd
+    }
+
+    /// `cairn work <args>`, which must succeed; its JSON output.
+    pub async fn cli(&self, args: &[&str]) -> Value {
+        let output = self.command().arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
+        assert!(output.status.success(), "cairn work {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_slice(&output.stdout).expect("the CLI prints JSON")
+    }
+
+    /// `cairn work <args>`, which must fail; its stderr.
+    pub async fn cli_fails(&self, args: &[&str]) -> String {
+        let output = self.command().arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
+        assert!(!output.status.success(), "cairn work {args:?} succeeded");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
+    /// A new account; its id.
+    pub async fn account(&self, name: &str, default_repository: &str) -> String {
+        let account =
+            self.cli(&["account", "create", "--name", name, "--default-repository", default_repository]).await;
+        account["id"].as_str().unwrap().to_owned()
+    }
+
+    /// A token for principal `name` of `kind` in `account` with `scopes`; the whole `token create` output.
+    pub async fn token(&self, account: &str, name: &str, kind: &str, scopes: &str) -> Value {
+        self.cli(&["token", "create", "--account", account, "--principal", name, "--kind", kind, "--scopes", scopes])
+            .await
+    }
+
+    /// The bearer secret of a new token.
+    pub async fn bearer(&self, account: &str, name: &str, kind: &str, scopes: &str) -> String {
+        self.token(account, name, kind, scopes).await["token"].as_str().unwrap().to_owned()
+    }
+
+    /// `cairn serve` on this home (started once).
+    pub async fn served(&mut self) -> &Served {
+        if self.served.is_none() {
+            let mut cmd = self.command();
+            cmd.arg("serve");
+            self.served = Some(Served::start(cmd).await);
+        }
+        self.served.as_ref().unwrap()
+    }
+
+    /// Another `cairn serve` process on the same database.
+    pub async fn second_server(&self) -> Served {
+        let mut cmd = self.command();
+        cmd.arg("serve");
+        Served::start(cmd).await
+    }
+
+    /// A client acting with `bearer` over `via`.
+    pub async fn client(&mut self, via: Via, bearer: &str) -> Client {
+        match via {
+            Via::Stdio => {
+                let mut cmd = self.command();
+                cmd.args(["work", "mcp"]).env("CAIRN_TOKEN", bearer);
+                Client::stdio(cmd).await
+            }
+            Via::Http => {
+                let url = self.served().await.url("/mcp");
+                Client::http(&url, bearer).await
+            }
+        }
+    }
+
+    /// `cairn work mcp --as <kind>`: the local user, no token.
+    pub async fn local(&self, kind: &str) -> Client {
+        let mut cmd = self.command();
+        cmd.args(["work", "mcp", "--as", kind]);
+        Client::stdio(cmd).await
+    }
+}
+
+/// A connected MCP client.
+pub struct Client {
+    pub service: RunningService<RoleClient, ()>,
+}
+
+impl Client {
+    pub async fn stdio(mut command: Command) -> Client {
+        command.stderr(Stdio::null());
+        let transport = TokioChildProcess::new(command).expect("spawn the server");
+        Client { service: ().serve(transport).await.expect("initialize over stdio") }
+    }
+
+    pub async fn http(url: &str, bearer: &str) -> Client {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(bearer.to_owned());
+        let transport = StreamableHttpClientTransport::from_config(config);
+        Client { service: ().serve(transport).await.expect("initialize over HTTP") }
+    }
+
+    pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else { panic!("arguments must be an object") };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        self.service.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+    }
+
+    /// Calls a tool that must succeed; its structured content (checked against the text block).
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let result = self.call(tool, args).await;
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
+        let structured = result.structured_content.clone().expect("structured content");
+        let from_text: Value = serde_json::from_str(&text(&result)).expect("the text block is JSON");
+        assert_eq!(structured, from_text, "text and structuredContent differ");
+        structured
+    }
+
+    /// Calls a tool that must fail with `code`; the `error` object (`{code, message, details}`).
+    pub async fn fail(&self, tool: &str, args: Value, code: &str) -> Value {
+        let result = self.call(tool, args).await;
+        assert_eq!(result.is_error, Some(true), "{tool} unexpectedly succeeded: {}", text(&result));
+        let error = result.structured_content.clone().expect("structured error")["error"].clone();
+        assert_eq!(error["code"], code, "{tool}: {error}");
+        assert_eq!(error["message"].as_str(), Some(text(&result).as_str()), "the text block is the message");
+        error
+    }
+
+    /// The names `tools/list` shows.
+    pub async fn tool_names(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            self.service.list_all_tools().await.unwrap().into_iter().map(|t| t.name.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    pub async fn close(self) {
+        let _ = self.service.cancel().await;
+    }
+}
+
+pub fn text(result: &CallToolResult) -> String {
+    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
+}
+
+/// A space named `name` made by `client`; its id.
+pub async fn space(client: &Client, name: &str) -> String {
+    let made = client.ok("decisions_create_space", json!({"name": name, "description": "for tests"})).await;
+    made["space"]["id"].as_str().unwrap().to_owned()
+}
+
+/// A work item titled `title` in `space`; its id.
+pub async fn item(client: &Client, space: &str, title: &str) -> String {
+    let made = client.ok("work_create", json!({"space_id": space, "title": title})).await;
+    assert_eq!(made["item"]["state"], "open");
+    made["item"]["id"].as_str().unwrap().to_owned()
+}
