@@ -87,8 +87,14 @@ fn each_roscoe_tool_has_its_own_file_and_dispatch_arm() {
 }
 
 #[test]
+fn each_work_tool_has_its_own_file_and_dispatch_arm() {
+    let tools = check_tools_have_files_and_dispatch_arms("cairn-work");
+    assert_eq!(tools.len(), 13, "the 7 work and 6 decisions tools: {tools:?}");
+}
+
+#[test]
 fn only_tools_modules_import_rmcp() {
-    for krate in ["cairn-deepwork", "cairn-roscoe"] {
+    for krate in ["cairn-deepwork", "cairn-roscoe", "cairn-work"] {
         let src = workspace().join("crates").join(krate).join("src");
         let mut files = Vec::new();
         rust_files(&src, &mut files);
