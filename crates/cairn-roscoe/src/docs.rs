@@ -206,7 +206,9 @@ fn check_range(name: &str, value: usize, min: usize, max: usize) -> Result<usize
     if (min..=max).contains(&value) {
         Ok(value)
     } else {
-        Err(DocsError::input(format!("`{name}` must be between {min} and {max}")))
+        Err(DocsError::input(format!(
+            "`{name}` must be between {min} and {max}"
+        )))
     }
 }
 
@@ -237,7 +239,11 @@ impl Service {
     }
 
     /// `search_docs`: the best `limit` sections for `query`, each with a snippet.
-    pub fn search_docs(&self, query: &str, limit: Option<usize>) -> Result<Vec<SearchHit>, DocsError> {
+    pub fn search_docs(
+        &self,
+        query: &str,
+        limit: Option<usize>,
+    ) -> Result<Vec<SearchHit>, DocsError> {
         let limit = check_range("limit", limit.unwrap_or(10), 1, 50)?;
         let terms = query_tokens(query, false);
         if terms.is_empty() {
@@ -275,7 +281,9 @@ impl Service {
         let budget = check_range("budget_chars", budget_chars.unwrap_or(12_000), 1, 200_000)?;
         let max_sections = check_range("max_sections", max_sections.unwrap_or(8), 1, 50)?;
         if question.trim().is_empty() {
-            return Err(DocsError::input("`question` is empty; ask a question in words"));
+            return Err(DocsError::input(
+                "`question` is empty; ask a question in words",
+            ));
         }
         let terms = query_tokens(question, true);
         let mut chosen: Vec<(&Page, &Section, f64)> = Vec::new();
@@ -399,7 +407,10 @@ mod tests {
         for event in Parser::new(markdown) {
             match event {
                 Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(info))) => {
-                    current = Some((info.split_whitespace().next().unwrap_or("").to_owned(), String::new()));
+                    current = Some((
+                        info.split_whitespace().next().unwrap_or("").to_owned(),
+                        String::new(),
+                    ));
                 }
                 Event::Text(text) => {
                     if let Some((_, body)) = &mut current {
@@ -418,15 +429,28 @@ mod tests {
         let mut workflows = 0;
         for page in &CORPUS.pages {
             for (lang, body) in code_blocks(&page.markdown) {
-                let at = format!("{}: ```{lang} block starting {:?}", page.slug, body.lines().next());
+                let at = format!(
+                    "{}: ```{lang} block starting {:?}",
+                    page.slug,
+                    body.lines().next()
+                );
                 match lang.as_str() {
                     "yaml" if body.starts_with("# roscoe.yaml") => {
-                        let file = ConfigFile { path: "roscoe.yaml", text: &body };
+                        let file = ConfigFile {
+                            path: "roscoe.yaml",
+                            text: &body,
+                        };
                         load_models(Some(file), None).unwrap_or_else(|e| panic!("{at}: {e}"));
                     }
                     "yaml" => {
                         workflows += 1;
-                        let validation = definition::validate(&body, &Options { lint: true, ..Options::default() });
+                        let validation = definition::validate(
+                            &body,
+                            &Options {
+                                lint: true,
+                                ..Options::default()
+                            },
+                        );
                         let errors: Vec<String> = validation
                             .diagnostics
                             .iter()
@@ -436,7 +460,8 @@ mod tests {
                         assert!(errors.is_empty(), "{at}: {errors:#?}");
                     }
                     "json" => {
-                        serde_json::from_str::<Value>(&body).unwrap_or_else(|e| panic!("{at}: {e}"));
+                        serde_json::from_str::<Value>(&body)
+                            .unwrap_or_else(|e| panic!("{at}: {e}"));
                     }
                     _ => {}
                 }
@@ -446,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn heading_ids_are_unique_per_page() {
+    fn heading_ids_are_unique_per_page_and_links_resolve() {
         for page in &CORPUS.pages {
             let mut ids = std::collections::HashSet::new();
             for section in &page.sections {
@@ -454,7 +479,181 @@ mod tests {
                     assert!(ids.insert(id.clone()), "{}: duplicate id {id}", page.slug);
                 }
             }
+            for event in Parser::new(&page.markdown) {
+                if let Event::Start(Tag::Link { dest_url, .. }) = event {
+                    if dest_url.starts_with("http") || dest_url.starts_with('#') {
+                        continue;
+                    }
+                    let target = dest_url.split('#').next().unwrap_or("");
+                    let base = std::path::Path::new(&page.slug)
+                        .parent()
+                        .unwrap_or(std::path::Path::new(""));
+                    let mut parts: Vec<String> = Vec::new();
+                    for part in base.join(target.trim_end_matches(".md")).components() {
+                        match part {
+                            std::path::Component::ParentDir => {
+                                parts.pop();
+                            }
+                            other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+                        }
+                    }
+                    let slug = parts.join("/");
+                    assert!(
+                        CORPUS.page(&slug).is_some(),
+                        "{}: broken link {dest_url}",
+                        page.slug
+                    );
+                }
+            }
         }
+    }
+
+    /// The pages §16.1 of the spec asks for.
+    const REQUIRED_PAGES: &[&str] = &[
+        "index",
+        "guides/using-roscoe-over-mcp",
+        "reference/mcp-tools",
+        "reference/cli",
+        "reference/rest-api",
+        "concepts/workflow-sources",
+        "concepts/subscription-vs-metered",
+        "concepts/projects-and-scope",
+        "reference/workflow-yaml",
+        "reference/node-types/script",
+        "reference/node-types/condition",
+        "reference/node-types/ai_agent",
+        "reference/node-types/ai_judge",
+        "reference/node-types/consensus",
+        "reference/node-types/round_robin",
+        "reference/node-types/map",
+        "reference/node-types/human",
+        "reference/node-types/subworkflow",
+        "concepts/templates-and-dominance",
+        "concepts/loops-and-max-iterations",
+        "reference/validation-and-lint",
+        "concepts/runs-and-statuses",
+        "guides/human-in-the-loop",
+        "guides/testing-workflows",
+        "guides/import-a-workflow-from-a-skill",
+        "reference/roscoe-yaml",
+        "guides/web-ui",
+        "troubleshooting",
+    ];
+
+    /// Every roscoe tool of the spec (31 of the seed, `retry_run`, `get_workflow_diagram`).
+    const TOOLS: &[&str] = &[
+        "list_workflows",
+        "get_workflow",
+        "create_workflow",
+        "update_workflow",
+        "delete_workflow",
+        "list_workflow_references",
+        "move_workflow",
+        "duplicate_workflow",
+        "rename_workflow",
+        "get_workflow_schema",
+        "validate_workflow",
+        "lint_workflow",
+        "get_workflow_diagram",
+        "start_workflow",
+        "get_run_status",
+        "advance_run",
+        "advance_consensus",
+        "advance_round_robin",
+        "advance_map",
+        "resume_run",
+        "cancel_run",
+        "retry_run",
+        "list_runs",
+        "get_run_history",
+        "test_workflow",
+        "list_skills",
+        "convert_skill",
+        "finalize_skill_conversion",
+        "list_docs",
+        "get_doc",
+        "search_docs",
+        "ask_docs",
+        "answer_docs",
+    ];
+
+    #[test]
+    fn the_pages_the_spec_lists_exist_and_every_node_type_has_one() {
+        for slug in REQUIRED_PAGES {
+            assert!(CORPUS.page(slug).is_some(), "missing page {slug}");
+        }
+        for kind in definition::NodeType::ALL {
+            let slug = format!("reference/node-types/{}", kind.as_str());
+            assert!(CORPUS.page(&slug).is_some(), "missing page {slug}");
+        }
+    }
+
+    #[test]
+    fn each_tool_name_finds_its_reference_entry_first() {
+        let service = Service::new("/nonexistent");
+        for tool in TOOLS {
+            let hits = service.search_docs(tool, None).unwrap();
+            let first = &hits[0];
+            assert_eq!(
+                (first.slug.as_str(), first.heading_id.as_deref()),
+                ("reference/mcp-tools", Some(*tool)),
+                "search_docs({tool})"
+            );
+        }
+    }
+
+    #[test]
+    fn ask_packs_whole_sections_within_the_budget() {
+        let service = Service::new("/nonexistent");
+        let asked = service
+            .ask_docs("How do I cap a loop with maxIterations?", None, None)
+            .unwrap();
+        assert!(!asked.sections.is_empty());
+        assert!(asked.total_chars <= 12_000);
+        assert!(
+            asked
+                .sections
+                .iter()
+                .any(|s| s.slug == "concepts/loops-and-max-iterations"),
+            "{asked:#?}"
+        );
+        let small = service
+            .ask_docs(
+                "How do I cap a loop with maxIterations?",
+                Some(400),
+                Some(2),
+            )
+            .unwrap();
+        assert!(small.truncated && small.total_chars <= 400 && small.sections.len() <= 2);
+        for (i, a) in small.sections.iter().enumerate() {
+            for b in &small.sections[i + 1..] {
+                assert!(
+                    a.slug != b.slug || !(a.text.contains(&b.text) || b.text.contains(&a.text)),
+                    "nested sections"
+                );
+            }
+        }
+        assert_eq!(
+            service.ask_docs(" ", None, None).unwrap_err().code,
+            "invalid_input"
+        );
+        assert_eq!(
+            service.answer_docs("", None).unwrap_err().code,
+            "invalid_input"
+        );
+        assert_eq!(
+            service
+                .answer_docs("qwertyuiop zxcvbnm", None)
+                .unwrap_err()
+                .code,
+            "no_sections"
+        );
+        let answer = service
+            .answer_docs("What does CWD_GLOBAL_CONFLICT mean?", None)
+            .unwrap();
+        assert_eq!(answer.action, "answer_prompt");
+        assert!(answer.prompt.contains("[1]") && answer.prompt.contains("CWD_GLOBAL_CONFLICT"));
+        assert!(!answer.citations.is_empty());
     }
 
     #[test]
@@ -466,8 +665,14 @@ mod tests {
         assert_eq!(doc.frontmatter["title"], "cairn roscoe");
         assert!(!doc.markdown.starts_with("---"));
         assert_eq!(service.get_doc("nope").unwrap_err().code, "not_found");
-        assert_eq!(service.search_docs("  ", None).unwrap_err().code, "invalid_input");
-        assert_eq!(service.search_docs("x", Some(0)).unwrap_err().code, "invalid_input");
+        assert_eq!(
+            service.search_docs("  ", None).unwrap_err().code,
+            "invalid_input"
+        );
+        assert_eq!(
+            service.search_docs("x", Some(0)).unwrap_err().code,
+            "invalid_input"
+        );
         let hits = service.search_docs("quick start", Some(3)).unwrap();
         assert_eq!(hits[0].heading_id.as_deref(), Some("quick-start"));
         assert!(hits.len() <= 3);

@@ -37,7 +37,10 @@ mod tests {
         assert_eq!(map["title"], "A");
         assert_eq!(map["order"], 2);
         assert_eq!(body, "Hello\n");
-        assert!(split("\u{feff}---\n---\nx").is_none(), "an empty front matter is not a mapping");
+        assert!(
+            split("\u{feff}---\n---\nx").is_none(),
+            "an empty front matter is not a mapping"
+        );
         assert_eq!(split("\u{feff}---\nname: x\n---\n").unwrap().0["name"], "x");
         assert!(split("# no front matter\n").is_none());
         assert!(split("---\ntitle: unclosed\n").is_none());

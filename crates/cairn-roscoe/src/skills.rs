@@ -19,8 +19,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use convert::{
-    ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Stage, StageFailure,
-    Staged,
+    ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Stage, StageFailure, Staged,
 };
 
 use crate::error::Error;
@@ -85,7 +84,9 @@ impl Service {
         content_scan: bool,
         query: Option<&str>,
     ) -> SkillList {
-        let query = query.map(str::to_lowercase).filter(|q| !q.trim().is_empty());
+        let query = query
+            .map(str::to_lowercase)
+            .filter(|q| !q.trim().is_empty());
         let skills: Vec<Skill> = discover::skills(user, scope, content_scan)
             .into_iter()
             .filter(|skill| {
@@ -169,7 +170,10 @@ fn is_blog_post(path: &Path, front: &serde_json::Map<String, Value>) -> bool {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    parts.iter().any(|p| p == "_posts") || parts.windows(2).any(|w| w[0] == "content" && w[1] == "posts")
+    parts.iter().any(|p| p == "_posts")
+        || parts
+            .windows(2)
+            .any(|w| w[0] == "content" && w[1] == "posts")
 }
 
 #[cfg(test)]
@@ -185,16 +189,25 @@ mod tests {
     fn a_skill_needs_name_and_description_front_matter() {
         let dir = tempfile::tempdir().unwrap();
         let ok = dir.path().join("a/SKILL.md");
-        write(&ok, "---\nname: pdf\ndescription: Fill PDF forms\n---\n# PDF\n");
+        write(
+            &ok,
+            "---\nname: pdf\ndescription: Fill PDF forms\n---\n# PDF\n",
+        );
         let skill = read_skill(&ok).unwrap();
-        assert_eq!((skill.name.as_str(), skill.description.as_str()), ("pdf", "Fill PDF forms"));
+        assert_eq!(
+            (skill.name.as_str(), skill.description.as_str()),
+            ("pdf", "Fill PDF forms")
+        );
 
         for (file, text) in [
             ("no-desc.md", "---\nname: x\n---\nbody\n"),
             ("empty-desc.md", "---\nname: x\ndescription: \"  \"\n---\n"),
             ("no-front.md", "name: x\ndescription: y\n"),
             ("unclosed.md", "---\nname: x\ndescription: y\n"),
-            ("post.md", "---\nname: x\ndescription: y\nlayout: post\n---\n"),
+            (
+                "post.md",
+                "---\nname: x\ndescription: y\nlayout: post\n---\n",
+            ),
             ("_posts/p.md", "---\nname: x\ndescription: y\n---\n"),
             ("content/posts/p.md", "---\nname: x\ndescription: y\n---\n"),
             ("notes.txt", "---\nname: x\ndescription: y\n---\n"),

@@ -196,7 +196,10 @@ Starts a run.\n\n### Example\n\n```yaml\n# Not a heading\n```\n\n## Example\n\nA
 Setext heading\nover two lines\n--------------\n";
 
     fn ids(page: &Page) -> Vec<Option<&str>> {
-        page.sections.iter().map(|s| s.heading_id.as_deref()).collect()
+        page.sections
+            .iter()
+            .map(|s| s.heading_id.as_deref())
+            .collect()
     }
 
     #[test]
@@ -219,9 +222,15 @@ Setext heading\nover two lines\n--------------\n";
         let start = &page.sections[1];
         assert_eq!(start.heading_text.as_deref(), Some("start_workflow"));
         assert!(page.text(start).starts_with("## `start_workflow`"));
-        assert!(page.text(start).ends_with("```yaml\n# Not a heading\n```"), "subsections are included");
+        assert!(
+            page.text(start).ends_with("```yaml\n# Not a heading\n```"),
+            "subsections are included"
+        );
         assert!(start.plain.contains("Starts a run.") && start.plain.contains("# Not a heading"));
-        assert!(!start.plain.contains("start_workflow"), "the own heading is not in the plain text");
+        assert!(
+            !start.plain.contains("start_workflow"),
+            "the own heading is not in the plain text"
+        );
         let second = &page.sections[3];
         assert!(page.text(second).contains("### Example"));
         assert!(!page.text(second).contains("Links"));
@@ -229,8 +238,16 @@ Setext heading\nover two lines\n--------------\n";
 
     #[test]
     fn pages_need_title_and_description() {
-        assert!(Page::parse("x", "# no front matter").unwrap_err().contains("front matter"));
-        assert!(Page::parse("x", "---\ntitle: T\n---\n").unwrap_err().contains("description"));
+        assert!(
+            Page::parse("x", "# no front matter")
+                .unwrap_err()
+                .contains("front matter")
+        );
+        assert!(
+            Page::parse("x", "---\ntitle: T\n---\n")
+                .unwrap_err()
+                .contains("description")
+        );
         let page = Page::parse("x", "---\ntitle: T\ndescription: D\n---\n## Only\n").unwrap();
         assert_eq!(ids(&page), [Some("only")], "a blank lede is left out");
         assert_eq!(page.order, i64::MAX);

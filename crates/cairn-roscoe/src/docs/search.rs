@@ -18,10 +18,10 @@ const HEADING_WEIGHT: f64 = 1.5;
 
 /// Words too common to help `ask_docs` (kept when a question has nothing else).
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if",
-    "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should", "so", "that", "the", "their", "then",
-    "there", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you",
-    "your",
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from",
+    "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "should",
+    "so", "that", "the", "their", "then", "there", "this", "to", "was", "we", "what", "when",
+    "where", "which", "who", "why", "will", "with", "you", "your",
 ];
 
 /// A token and its byte range in the text it came from.
@@ -240,8 +240,14 @@ pub(crate) fn snippet(text: &str, terms: &[String], radius: usize) -> String {
     let found = tokens(text).into_iter().find(|t| terms.contains(&t.text));
     let (start, end) = found.map_or((0, 0), |t| (t.start, t.end));
     let chars: Vec<(usize, char)> = text.char_indices().collect();
-    let first = chars.iter().position(|(i, _)| *i >= start).unwrap_or(chars.len());
-    let last = chars.iter().position(|(i, _)| *i >= end).unwrap_or(chars.len());
+    let first = chars
+        .iter()
+        .position(|(i, _)| *i >= start)
+        .unwrap_or(chars.len());
+    let last = chars
+        .iter()
+        .position(|(i, _)| *i >= end)
+        .unwrap_or(chars.len());
     let mut from = first.saturating_sub(radius);
     let mut to = (last + radius).min(chars.len());
     if from > 0 {
@@ -274,12 +280,25 @@ mod tests {
 
     #[test]
     fn identifiers_yield_themselves_and_their_words() {
-        assert_eq!(texts("Call start_workflow, then Advance!"), ["call", "start_workflow", "start", "workflow", "then", "advance"]);
+        assert_eq!(
+            texts("Call start_workflow, then Advance!"),
+            [
+                "call",
+                "start_workflow",
+                "start",
+                "workflow",
+                "then",
+                "advance"
+            ]
+        );
         assert_eq!(texts("__init__ x"), ["init", "x"]);
         assert_eq!(texts("Über-cool 42"), ["über", "cool", "42"]);
         let t = &tokens("a start_workflow")[1];
         assert_eq!((t.start, t.end), (2, 16));
-        assert_eq!(query_tokens("How do I test the the workflow?", true), ["test", "workflow"]);
+        assert_eq!(
+            query_tokens("How do I test the the workflow?", true),
+            ["test", "workflow"]
+        );
         assert_eq!(query_tokens("what is it", true), ["what", "is", "it"]);
     }
 

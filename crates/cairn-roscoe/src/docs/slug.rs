@@ -81,10 +81,27 @@ mod tests {
     #[test]
     fn repeats_get_numbered_suffixes() {
         let mut slugger = Slugger::default();
-        let ids: Vec<String> = ["Example", "Example", "example", "Example 1", "Example-1", "Example"]
-            .iter()
-            .map(|t| slugger.slug(t))
-            .collect();
-        assert_eq!(ids, ["example", "example-1", "example-2", "example-1-1", "example-1-2", "example-3"]);
+        let ids: Vec<String> = [
+            "Example",
+            "Example",
+            "example",
+            "Example 1",
+            "Example-1",
+            "Example",
+        ]
+        .iter()
+        .map(|t| slugger.slug(t))
+        .collect();
+        assert_eq!(
+            ids,
+            [
+                "example",
+                "example-1",
+                "example-2",
+                "example-1-1",
+                "example-1-2",
+                "example-3"
+            ]
+        );
     }
 }

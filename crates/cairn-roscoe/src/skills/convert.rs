@@ -380,7 +380,9 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, StageFailure> {
                 return Err(StageFailure::new(
                     Stage::Resolve,
                     "skill_not_found",
-                    format!("skill_path '{path}' is relative and there is no cwd in global scope; pass an absolute path"),
+                    format!(
+                        "skill_path '{path}' is relative and there is no cwd in global scope; pass an absolute path"
+                    ),
                 ));
             }
         }
@@ -389,7 +391,10 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, StageFailure> {
         StageFailure::new(
             Stage::Resolve,
             "skill_not_found",
-            format!("no file at {}; call list_skills to see the skills found", full.display()),
+            format!(
+                "no file at {}; call list_skills to see the skills found",
+                full.display()
+            ),
         )
     })?;
     if read_skill(&canonical).is_none() {
@@ -425,10 +430,15 @@ fn by_name(
         [] => Err(StageFailure::new(
             Stage::Resolve,
             "skill_not_found",
-            format!("no skill named '{name}'; call list_skills to see the names, or pass skill_path"),
+            format!(
+                "no skill named '{name}'; call list_skills to see the names, or pass skill_path"
+            ),
         )),
         several => {
-            let paths: Vec<String> = several.iter().map(|s| s.path.display().to_string()).collect();
+            let paths: Vec<String> = several
+                .iter()
+                .map(|s| s.path.display().to_string())
+                .collect();
             Err(StageFailure::new(
                 Stage::Resolve,
                 "ambiguous_skill",
@@ -445,9 +455,8 @@ fn by_name(
 /// Reads the skill at the canonical `path` and lists its bundle.
 fn read_bundle(path: &Path) -> Result<Bundle, StageFailure> {
     let unreadable = |why: String| StageFailure::new(Stage::Resolve, "not_a_skill", why);
-    let skill = read_skill(path).ok_or_else(|| {
-        unreadable(format!("{} is no longer a readable skill", path.display()))
-    })?;
+    let skill = read_skill(path)
+        .ok_or_else(|| unreadable(format!("{} is no longer a readable skill", path.display())))?;
     let markdown = fs::read_to_string(path)
         .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
     let is_bundle = path
@@ -506,7 +515,11 @@ fn id_from_name(name: &str) -> String {
         }
     }
     let id = id.trim_start_matches('_').trim_end_matches('-');
-    id.chars().take(64).collect::<String>().trim_end_matches('-').to_owned()
+    id.chars()
+        .take(64)
+        .collect::<String>()
+        .trim_end_matches('-')
+        .to_owned()
 }
 
 /// The workflow YAML in a completion: the last fenced `yaml`/`yml` block; else the last other fenced block, or the
@@ -534,7 +547,11 @@ fn extract_yaml(completion: &str) -> Option<String> {
             .ok()
             .is_some_and(|doc| doc.value.get("nodes").is_some())
     };
-    if let Some((_, body)) = blocks.iter().rev().find(|(lang, _)| lang == "yaml" || lang == "yml") {
+    if let Some((_, body)) = blocks
+        .iter()
+        .rev()
+        .find(|(lang, _)| lang == "yaml" || lang == "yml")
+    {
         return Some(body.clone());
     }
     if let Some((_, body)) = blocks.iter().rev().find(|(_, body)| is_workflow(body)) {
@@ -769,10 +786,14 @@ mod tests {
 
     #[test]
     fn yaml_is_found_fenced_or_bare() {
-        let fenced = "Plan: two steps.\n\n```yaml\nname: a\n```\n\nand\n\n```yml\nname: b\nnodes: {}\n```\n";
+        let fenced =
+            "Plan: two steps.\n\n```yaml\nname: a\n```\n\nand\n\n```yml\nname: b\nnodes: {}\n```\n";
         assert_eq!(extract_yaml(fenced).unwrap(), "name: b\nnodes: {}\n");
         let unlabeled = "```\nnot: it\n```\n```\ninitial: x\nnodes: { x: {} }\n```\n";
-        assert_eq!(extract_yaml(unlabeled).unwrap(), "initial: x\nnodes: { x: {} }\n");
+        assert_eq!(
+            extract_yaml(unlabeled).unwrap(),
+            "initial: x\nnodes: { x: {} }\n"
+        );
         let bare = "initial: x\nnodes:\n  x: { type: script }\n";
         assert_eq!(extract_yaml(bare).unwrap(), bare);
         assert!(extract_yaml("I could not convert this skill.").is_none());
@@ -781,8 +802,14 @@ mod tests {
 
     #[test]
     fn name_is_forced_to_the_id() {
-        assert_eq!(with_name("name: x  # keep\ninitial: a\n", "y").unwrap(), "name: y  # keep\ninitial: a\n");
-        assert_eq!(with_name("initial: a\n", "y").unwrap(), "name: y\ninitial: a\n");
+        assert_eq!(
+            with_name("name: x  # keep\ninitial: a\n", "y").unwrap(),
+            "name: y  # keep\ninitial: a\n"
+        );
+        assert_eq!(
+            with_name("initial: a\n", "y").unwrap(),
+            "name: y\ninitial: a\n"
+        );
         assert_eq!(with_name("name: y\n", "y").unwrap(), "name: y\n");
         let flow = with_name("{initial: a, nodes: {}}", "y").unwrap();
         let doc = cairn_yaml::parse(&flow).unwrap();

@@ -154,7 +154,11 @@ mod tests {
 
     fn skill(path: &Path, name: &str) {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
-        fs::write(path, format!("---\nname: {name}\ndescription: does {name}\n---\nbody\n")).unwrap();
+        fs::write(
+            path,
+            format!("---\nname: {name}\ndescription: does {name}\n---\nbody\n"),
+        )
+        .unwrap();
     }
 
     fn names(found: &[Skill]) -> Vec<&str> {
@@ -182,7 +186,10 @@ mod tests {
         skill(&home.join(".gemini/skills/a/SKILL.md"), "gemini");
         let root = tmp.path().join("proj");
         skill(&root.join(".claude/skills/r/SKILL.md"), "root-claude");
-        skill(&root.join("sub/.opencode/skills/s/SKILL.md"), "sub-opencode");
+        skill(
+            &root.join("sub/.opencode/skills/s/SKILL.md"),
+            "sub-opencode",
+        );
         skill(&root.join("docs/guide/deep/SKILL.md"), "tree");
         skill(&root.join("node_modules/pkg/SKILL.md"), "excluded");
         skill(&root.join("a/b/c/d/e/f/SKILL.md"), "too-deep");
@@ -210,7 +217,15 @@ mod tests {
         );
         assert_eq!(
             names(&skills(&user, &scope, false)),
-            ["claude", "agents", "codex", "opencode", "gemini", "sub-opencode", "root-claude"]
+            [
+                "claude",
+                "agents",
+                "codex",
+                "opencode",
+                "gemini",
+                "sub-opencode",
+                "root-claude"
+            ]
         );
         assert_eq!(names(&skills(&user, &Scope::Global, true)).len(), 5);
 

@@ -7,6 +7,7 @@
 mod authoring;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+mod docs;
 mod isolation;
 mod protocol;
 mod schema;
