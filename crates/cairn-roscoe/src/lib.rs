@@ -13,7 +13,11 @@
 //! Mermaid plus nodes and edges (`get_workflow_diagram`), and [`authoring_guide`] assembles what
 //! `get_workflow_schema` returns (schema, executors, the models of `roscoe.yaml`, the authoring gotchas).
 //!
-//! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the 13 authoring tools (one file each under
+//! [`skills`] adds the facade's skill import (find `SKILL.md` files, hand the host a converter prompt, write the
+//! workflow it returns with the skill's scripts), and [`docs`] the five docs tools over cairn's own documentation,
+//! embedded from `docs/roscoe/`.
+//!
+//! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the tools (one file each under
 //! `tools/`) and dispatches each call to one [`Service`] method; it is the only module that knows rmcp.
 
 pub mod authoring_guide;
