@@ -203,9 +203,9 @@ pub(crate) fn claim(row: &ItemRow, caller: &Caller, claimant: &str, now: i64) ->
     }
 }
 
-/// `work_update`: the changed row and its events, `None` when nothing changes, or the refusal. Every requested change
-/// is checked before any is applied.
-pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64) -> Result<Option<(ItemRow, Vec<Event>, Vec<&'static str>)>, Error> {
+/// `work_update`: the changed row and its events (`state_changed`, `notes_changed`, `links_added`, in that order),
+/// `None` when nothing changes, or the refusal. Every requested change is checked before any is applied.
+pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error> {
     let holder_or_person = is_holder(row, caller) || caller.is_person();
     let done = row.state == "done";
     let not_claimed = || Error::FailedPrecondition("not claimed; claim it first (work_claim)".into());
@@ -270,7 +270,6 @@ pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64
     }
     let mut new = next(row, now);
     let mut events = Vec::new();
-    let mut changed = Vec::new();
     if let Some(target) = new_state {
         new.state = target.as_str().into();
         if target == Target::Done {
@@ -282,20 +281,17 @@ pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64
             };
         }
         events.push(("state_changed", json!({"from": row.state, "to": target.as_str()})));
-        changed.push("state");
     }
     if let Some(notes) = new_notes {
         new.notes = notes;
         events.push(("notes_changed", json!({"notes": new.notes})));
-        changed.push("notes");
     }
     if !added.is_empty() {
         kept.extend(added.iter().cloned());
         new.links = serde_json::to_string(&kept).expect("a list of strings serializes");
         events.push(("links_added", json!({"links": added})));
-        changed.push("links");
     }
-    Ok(Some((new, events, changed)))
+    Ok(Some((new, events)))
 }
 
 /// `work_handoff`: the reopened row, or the refusal.
@@ -402,9 +398,9 @@ mod tests {
         let done = Changes { state: Some(Target::Done), ..Changes::default() };
         let err = update(&claimed, &caller("b", Kind::Agent), &done, 20).unwrap_err();
         assert_eq!(err.to_string(), "only its claimant (\"w1\") or a person marks it done");
-        let (by_person, _, changed) = update(&claimed, &caller("p", Kind::Person), &done, 20).unwrap().unwrap();
-        assert_eq!((by_person.done_by.as_str(), changed), ("p (person)", vec!["state"]));
-        let (by_holder, _, _) = update(&claimed, &agent, &done, 20).unwrap().unwrap();
+        let (by_person, events) = update(&claimed, &caller("p", Kind::Person), &done, 20).unwrap().unwrap();
+        assert_eq!((by_person.done_by.as_str(), events[0].0), ("p (person)", "state_changed"));
+        let (by_holder, _) = update(&claimed, &agent, &done, 20).unwrap().unwrap();
         assert_eq!(by_holder.done_by, "w1 (agent)");
         assert!(update(&by_holder, &agent, &done, 30).unwrap().is_none(), "done again is a no-op");
         assert_eq!(update(&open(), &agent, &done, 20).unwrap_err().code(), "failed_precondition");
@@ -420,7 +416,7 @@ mod tests {
         let err = update(&row, &agent, &two, 5).unwrap_err();
         assert_eq!(err.to_string(), "the item keeps at most ten links; it has 9 and 2 are new");
         let one = Changes { links: vec!["http://x/0".into(), "http://y".into()], ..Changes::default() };
-        let (new, _, changed) = update(&row, &agent, &one, 5).unwrap().unwrap();
-        assert_eq!((links(&new).len(), changed), (10, vec!["links"]));
+        let (new, events) = update(&row, &agent, &one, 5).unwrap().unwrap();
+        assert_eq!((links(&new).len(), events.len()), (10, 1));
     }
 }

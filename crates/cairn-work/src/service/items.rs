@@ -140,7 +140,7 @@ impl Service {
         }
         let (row, events) = self
             .change_item(caller, account_id, &item_id, &caller.display_name, |row, now| {
-                Ok(item::update(row, caller, &changes, now)?.map(|(new, events, _)| (new, events)))
+                item::update(row, caller, &changes, now)
             })
             .await?;
         let changed = events
