@@ -54,6 +54,22 @@ pub(crate) fn subworkflow_refs(text: &str, target: &str) -> Result<Vec<NodeRef>,
         .collect())
 }
 
+/// Every workflow id the subworkflow nodes of `text` call, in node order; empty when the text cannot be read.
+pub(crate) fn subworkflow_targets(text: &str) -> Vec<String> {
+    let Ok(doc) = cairn_yaml::parse(text) else {
+        return Vec::new();
+    };
+    let Some(nodes) = doc.value.get("nodes").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    nodes
+        .values()
+        .filter(|node| node.get("type").and_then(Value::as_str) == Some("subworkflow"))
+        .filter_map(|node| node.pointer("/config/workflow").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +91,8 @@ mod tests {
         );
         assert!(check("name: x\n", "child").is_empty());
         assert!(subworkflow_refs("nodes: [", "child").is_err());
+        assert_eq!(subworkflow_targets(text), ["child", "other", "child"]);
+        assert!(subworkflow_targets("nodes: [").is_empty());
     }
 
     #[test]

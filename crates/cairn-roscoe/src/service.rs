@@ -6,7 +6,7 @@
 //! failure half-way restores every file. The facade holds configuration only (the cairn home) and is cheap to clone;
 //! it knows nothing about MCP, HTTP or the database.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +20,7 @@ use crate::definition::{self, Diagnostic, Options, Severity, Stage};
 use crate::diagram::{Diagram, diagram};
 use crate::error::{Error, Referrer};
 use crate::files::{copy_tree, move_tree, write_atomic};
-use crate::references::{NodeRef, subworkflow_refs};
+use crate::references::{NodeRef, subworkflow_refs, subworkflow_targets};
 use crate::scope::Scope;
 use crate::sources::{Located, MAX_FILE_BYTES, Source, Sources, check_id};
 use crate::yaml_edit::replace_scalar;
@@ -398,6 +398,7 @@ impl Service {
                 lint: true,
                 models: None,
                 workflows: Some(ids.into_iter().collect()),
+                calls: Some(self.calls(sources)?),
             },
         );
         if validation.is_valid() {
@@ -409,6 +410,19 @@ impl Service {
 
     fn ids(&self, sources: &Sources) -> Result<BTreeSet<String>, Error> {
         Ok(sources.list()?.into_iter().map(|l| l.id).collect())
+    }
+
+    /// The call graph of the scope: each workflow id (the one that resolves: repo shadows global) → the ids its
+    /// subworkflow nodes call. Files that cannot be read call nothing.
+    fn calls(&self, sources: &Sources) -> Result<BTreeMap<String, Vec<String>>, Error> {
+        let mut calls = BTreeMap::new();
+        for located in sources.list()? {
+            if !calls.contains_key(&located.id) {
+                let text = located.read().unwrap_or_default();
+                calls.insert(located.id, subworkflow_targets(&text));
+            }
+        }
+        Ok(calls)
     }
 
     /// `list_workflows`: every workflow in scope (or in `source`), by id, repo before global.
@@ -1020,6 +1034,7 @@ impl Service {
                 lint: true,
                 models: self.models(scope).ok().map(|m| m.permitted()),
                 workflows: Some(ids.into_iter().collect()),
+                calls: Some(self.calls(&sources)?),
             },
         );
         Ok(Linted {

@@ -180,6 +180,8 @@ codes! {
     UnknownModel = "unknown_model", Lint, Warning;
     /// Lint: a subworkflow id that does not resolve in this scope.
     UnknownSubworkflow = "unknown_subworkflow", Lint, Warning;
+    /// Lint: a subworkflow call that leads back to the calling workflow.
+    SubworkflowCycle = "subworkflow_cycle", Lint, Warning;
     /// Lint: a declared input never referenced.
     UnusedInput = "unused_input", Lint, Warning;
     /// Lint: a script that routes its events but not `failure`.

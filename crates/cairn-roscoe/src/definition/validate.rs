@@ -5,7 +5,7 @@
 //! file (available models, workflow ids in scope), which the caller passes in [`Options`]; a fact left out skips
 //! its check.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use serde_json::Value;
 
@@ -27,6 +27,9 @@ pub struct Options {
     pub models: Option<Vec<String>>,
     /// Workflow ids that resolve in the caller's scope; `None` skips `unknown_subworkflow`.
     pub workflows: Option<Vec<String>>,
+    /// The subworkflows each workflow in scope calls (id → called ids, as stored); `None` skips
+    /// `subworkflow_cycle`. This workflow's own entry, if any, is ignored: its nodes are what is checked.
+    pub calls: Option<BTreeMap<String, Vec<String>>>,
 }
 
 /// The outcome of [`validate`].
@@ -548,6 +551,16 @@ impl<'w> Checker<'w> {
                     "{}: subworkflow '{child}' does not exist in this scope; create it or fix the id", node.id
                 )));
             }
+            if let (Some(calls), NodeType::Subworkflow) = (&options.calls, node.kind)
+                && let Some(child) = node.config_str("workflow")
+                && let Some(path) = call_path(calls, child, &w.id)
+            {
+                out.push(node_diag(Code::SubworkflowCycle, node, "/config/workflow", format!(
+                    "{}: calling '{child}' comes back to this workflow ({} -> {}), so a run would nest until the \
+                     depth limit fails it; remove one of the calls or turn the repetition into a loop with \
+                     maxIterations", node.id, w.id, path.join(" -> ")
+                )));
+            }
         }
         if let Some(models) = &options.models {
             for (pointer, model) in model_uses(w) {
@@ -1033,6 +1046,32 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// The chain of calls from `start` back to `home` (`start`, …, `home`), when the call graph has one.
+fn call_path(calls: &BTreeMap<String, Vec<String>>, start: &str, home: &str) -> Option<Vec<String>> {
+    let mut came_from: HashMap<&str, &str> = HashMap::new();
+    let mut queue = VecDeque::from([start]);
+    came_from.insert(start, start);
+    while let Some(id) = queue.pop_front() {
+        if id == home {
+            let mut path = vec![id.to_owned()];
+            let mut at = id;
+            while at != start {
+                at = came_from[at];
+                path.push(at.to_owned());
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for next in calls.get(id).into_iter().flatten() {
+            if !came_from.contains_key(next.as_str()) {
+                came_from.insert(next, id);
+                queue.push_back(next);
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1210,6 +1249,10 @@ mod tests {
         let options = Options {
             models: Some(vec!["sonnet".into()]),
             workflows: Some(vec!["known".into()]),
+            calls: Some(BTreeMap::from([
+                ("known".into(), vec!["middle".into()]),
+                ("middle".into(), vec!["t".into()]),
+            ])),
             ..lint_options()
         };
         let cases: Vec<(Code, Option<&str>, String)> = vec![
@@ -1219,6 +1262,7 @@ mod tests {
             (Code::UnknownModel, Some("a"), wf("  a: { type: ai_agent, config: { prompt: p, model: gpt-9 } }\n")),
             (Code::UnknownModel, None, "name: t\ninitial: a\ndefaults: { model: gpt-9 }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
             (Code::UnknownSubworkflow, Some("a"), wf("  a: { type: subworkflow, config: { workflow: missing } }\n")),
+            (Code::SubworkflowCycle, Some("a"), wf("  a: { type: subworkflow, config: { workflow: known } }\n")),
             (Code::UnusedInput, None, "name: t\ninitial: a\ninputs: { x: { type: string } }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
             (Code::MissingFailureRoute, Some("a"), wf("  a: { type: script, config: { command: ls }, transitions: { success: $end } }\n")),
             (Code::FanoutRequiresHostOrApi, Some("a"), wf("  a: { type: map, config: { items: [1, 2], prompt: '{{ item }}' } }\n")),
@@ -1239,6 +1283,23 @@ mod tests {
             );
             assert!(v.diagnostics.iter().all(|d| d.severity != Severity::Error));
         }
+    }
+
+    #[test]
+    fn a_subworkflow_cycle_names_the_whole_chain() {
+        let calls = BTreeMap::from([
+            ("known".to_owned(), vec!["middle".to_owned()]),
+            ("middle".to_owned(), vec!["known".to_owned(), "t".to_owned()]),
+        ]);
+        let options = Options { calls: Some(calls), ..lint_options() };
+        let text = wf("  a: { type: subworkflow, config: { workflow: known } }\n");
+        let found: Vec<_> = check(&text, &options).into_iter().filter(|d| d.code == Code::SubworkflowCycle).collect();
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert!(found[0].message.contains("(t -> known -> middle -> t)"), "{}", found[0].message);
+        // A call chain that never comes back is fine, even when it loops elsewhere.
+        let calls = BTreeMap::from([("known".to_owned(), vec!["known".to_owned()])]);
+        let options = Options { calls: Some(calls), ..lint_options() };
+        assert!(check(&text, &options).iter().all(|d| d.code != Code::SubworkflowCycle));
     }
 
     #[test]

@@ -303,3 +303,20 @@ async fn rename_rollback(transport: Transport) {
     assert!(lint["warnings"].as_array().unwrap().iter().any(|w| w["code"] == "unknown_subworkflow"), "{lint}");
     p.client.close().await;
 }
+
+#[tokio::test]
+async fn lint_reports_a_subworkflow_cycle_across_files() {
+    let p = Project::new(Transport::Stdio).await;
+    p.ok("create_workflow", json!({"id": "ping", "yaml": parent("ping", "pong")})).await;
+    let created = p.ok("create_workflow", json!({"id": "pong", "yaml": parent("pong", "ping")})).await;
+    let codes: Vec<&str> = created["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    assert!(codes.contains(&"subworkflow_cycle"), "create warns: {created}");
+
+    let linted = p.ok("lint_workflow", json!({"id": "ping"})).await;
+    let cycle: Vec<&Value> =
+        linted["warnings"].as_array().unwrap().iter().filter(|w| w["code"] == "subworkflow_cycle").collect();
+    assert_eq!(cycle.len(), 1, "{linted}");
+    assert_eq!(cycle[0]["state"], "call");
+    assert!(cycle[0]["message"].as_str().unwrap().contains("(ping -> pong -> ping)"), "{linted}");
+    p.client.close().await;
+}
