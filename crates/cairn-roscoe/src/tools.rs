@@ -12,28 +12,40 @@
 //!
 //! This is the only module of the crate that knows rmcp; it holds no state beyond the service and the tool list.
 
+mod advance_consensus;
+mod advance_map;
+mod advance_round_robin;
+mod advance_run;
 mod answer_docs;
 mod ask_docs;
+mod cancel_run;
 mod convert_skill;
 mod create_workflow;
 mod delete_workflow;
 mod duplicate_workflow;
 mod finalize_skill_conversion;
 mod get_doc;
+mod get_run_history;
+mod get_run_status;
 mod get_workflow;
 mod get_workflow_diagram;
 mod get_workflow_schema;
 mod lint_workflow;
 mod list_docs;
+mod list_runs;
 mod list_skills;
 mod list_workflow_references;
 mod list_workflows;
 mod move_workflow;
 mod rename_workflow;
+mod resume_run;
+mod retry_run;
 mod search_docs;
+mod start_workflow;
 mod update_workflow;
 mod validate_workflow;
 
+use std::future::Future;
 use std::sync::Arc;
 
 use cairn_mcp::envelope;
@@ -49,6 +61,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::Error;
+use crate::runs::{RunError, Runs};
 use crate::scope::Scope;
 use crate::service::Service;
 use crate::sources::Source;
@@ -61,16 +74,17 @@ drafts with validate_workflow / lint_workflow; picture one with get_workflow_dia
 before delete_workflow or rename_workflow. Turn a SKILL.md into a workflow with list_skills, convert_skill and \
 finalize_skill_conversion. Questions about cairn itself: search_docs, ask_docs, answer_docs. Errors are JSON `{ error, code }`: branch on `code`.";
 
-/// The roscoe MCP server: the authoring tool list and dispatch over a [`Service`].
+/// The roscoe MCP server: the tool list and dispatch over a [`Service`] (workflows) and [`Runs`] (runs).
 #[derive(Debug, Clone)]
 pub struct RoscoeServer {
     service: Service,
+    runs: Runs,
     tools: Arc<Vec<Tool>>,
 }
 
 impl RoscoeServer {
-    /// A server over `service` (whose home holds the global source and `roscoe.yaml`).
-    pub fn new(service: Service) -> Self {
+    /// A server over `service` (whose home holds the global source and `roscoe.yaml`) and `runs` (the database).
+    pub fn new(service: Service, runs: Runs) -> Self {
         let tools = Arc::new(vec![
             list_workflows::tool(),
             get_workflow::tool(),
@@ -85,6 +99,17 @@ impl RoscoeServer {
             validate_workflow::tool(),
             lint_workflow::tool(),
             get_workflow_diagram::tool(),
+            start_workflow::tool(),
+            get_run_status::tool(),
+            advance_run::tool(),
+            advance_consensus::tool(),
+            advance_round_robin::tool(),
+            advance_map::tool(),
+            resume_run::tool(),
+            cancel_run::tool(),
+            retry_run::tool(),
+            list_runs::tool(),
+            get_run_history::tool(),
             list_skills::tool(),
             convert_skill::tool(),
             finalize_skill_conversion::tool(),
@@ -94,7 +119,7 @@ impl RoscoeServer {
             ask_docs::tool(),
             answer_docs::tool(),
         ]);
-        RoscoeServer { service, tools }
+        RoscoeServer { service, runs, tools }
     }
 
     /// Resolves the scope and runs `operation` on a blocking thread; the result or the `isError` error object.
@@ -115,6 +140,31 @@ impl RoscoeServer {
             Err(join) => {
                 failure(json!({ "error": format!("internal error: {join}"), "code": "internal" }))
             }
+        }
+    }
+}
+
+impl RoscoeServer {
+    /// Resolves the scope (on a blocking thread: it may ask git) and awaits a run operation. Run tools report user
+    /// errors (`Run not found.`, `stale_step`, …) as a normal result `{ error, code }` (seed: `isError` only for
+    /// server failures); scope errors, bad arguments and server failures are `isError`.
+    async fn run_runs<T, F, Fut>(&self, scope: ScopeArgs, operation: F) -> CallToolResult
+    where
+        T: Serialize,
+        F: FnOnce(Runs, Scope) -> Fut,
+        Fut: Future<Output = Result<T, RunError>>,
+    {
+        let resolved =
+            tokio::task::spawn_blocking(move || Scope::resolve(scope.cwd.as_deref(), scope.global)).await;
+        let scope = match resolved {
+            Ok(Ok(scope)) => scope,
+            Ok(Err(error)) => return failure(error.body()),
+            Err(join) => return failure(json!({ "error": format!("internal error: {join}"), "code": "internal" })),
+        };
+        match operation(self.runs.clone(), scope).await {
+            Ok(value) => success(serde_json::to_value(value).expect("run results serialize")),
+            Err(error) if error.internal => failure(error.body()),
+            Err(error) => success(error.body()),
         }
     }
 }
@@ -287,6 +337,17 @@ impl ServerHandler for RoscoeServer {
             "validate_workflow" => validate_workflow::call(self, args).await,
             "lint_workflow" => lint_workflow::call(self, args).await,
             "get_workflow_diagram" => get_workflow_diagram::call(self, args).await,
+            "start_workflow" => start_workflow::call(self, args).await,
+            "get_run_status" => get_run_status::call(self, args).await,
+            "advance_run" => advance_run::call(self, args).await,
+            "advance_consensus" => advance_consensus::call(self, args).await,
+            "advance_round_robin" => advance_round_robin::call(self, args).await,
+            "advance_map" => advance_map::call(self, args).await,
+            "resume_run" => resume_run::call(self, args).await,
+            "cancel_run" => cancel_run::call(self, args).await,
+            "retry_run" => retry_run::call(self, args).await,
+            "list_runs" => list_runs::call(self, args).await,
+            "get_run_history" => get_run_history::call(self, args).await,
             "list_skills" => list_skills::call(self, args).await,
             "convert_skill" => convert_skill::call(self, args).await,
             "finalize_skill_conversion" => finalize_skill_conversion::call(self, args).await,
@@ -307,9 +368,12 @@ impl ServerHandler for RoscoeServer {
 mod tests {
     use super::*;
 
-    #[test]
-    fn every_tool_but_the_docs_tools_takes_the_scope() {
-        let server = RoscoeServer::new(Service::new("/nonexistent"));
+    #[tokio::test]
+    async fn every_tool_but_the_docs_tools_takes_the_scope() {
+        let home = tempfile::tempdir().unwrap();
+        let store = cairn_store::Store::open(&cairn_store::Store::default_url(home.path())).await.unwrap();
+        let service = Service::new(home.path());
+        let server = RoscoeServer::new(service.clone(), Runs::new(store, service));
         let docs = ["list_docs", "get_doc", "search_docs", "ask_docs", "answer_docs"];
         for tool in server.tools.iter() {
             let props = tool.input_schema.get("properties").and_then(Value::as_object);

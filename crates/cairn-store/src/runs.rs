@@ -197,6 +197,24 @@ const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_t
     phase, phase_state, model, input, output, error, event, warnings, child_run_id, started_at, completed_at, \
     duration_ms, cost_usd, input_tokens, output_tokens";
 
+/// A write transaction (`BEGIN IMMEDIATE` on SQLite).
+pub type Tx = sqlx::Transaction<'static, Any>;
+
+/// Starts a write transaction on `store`.
+pub async fn begin(store: &Store) -> Result<Tx, Error> {
+    Ok(store.begin_write().await?)
+}
+
+/// Commits `tx`.
+pub async fn commit(tx: Tx) -> Result<(), Error> {
+    Ok(tx.commit().await?)
+}
+
+/// Rolls `tx` back.
+pub async fn rollback(tx: Tx) -> Result<(), Error> {
+    Ok(tx.rollback().await?)
+}
+
 impl Store {
     /// A pooled connection for reads.
     pub async fn read(&self) -> Result<PoolConnection<Any>, Error> {

@@ -38,11 +38,12 @@ impl App {
     /// The router with every endpoint; open MCP streams end when `shutdown` is cancelled.
     pub fn router(&self, shutdown: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
+        let runs = cairn_roscoe::Runs::new(self.store.clone(), self.roscoe.clone());
         let mut router = Router::new()
             .nest_service(
                 "/roscoe/mcp",
                 cairn_mcp::http_service(
-                    move || RoscoeServer::new(roscoe.clone()),
+                    move || RoscoeServer::new(roscoe.clone(), runs.clone()),
                     &self.extra_allowed_hosts,
                     shutdown,
                 ),

@@ -1,7 +1,8 @@
-//! The `roscoe` command tree, shared by `cairn roscoe …` and the `roscoe` entry name: `mcp` serves the Roscoe
-//! authoring tools over MCP on stdio, with the global source and `roscoe.yaml` under the cairn home.
+//! The `roscoe` command tree, shared by `cairn roscoe …` and the `roscoe` entry name: `mcp` serves the Roscoe tools
+//! over MCP on stdio, with the global source and `roscoe.yaml` under the cairn home and runs in the database.
 
-use cairn_roscoe::{RoscoeServer, Service};
+use cairn_roscoe::{RoscoeServer, Runs, Service};
+use cairn_store::Store;
 use clap::{Parser, Subcommand};
 
 use crate::home::cairn_home;
@@ -18,16 +19,32 @@ pub struct RoscoeCli {
 /// roscoe commands.
 #[derive(Debug, Subcommand)]
 pub enum RoscoeCommand {
-    /// Serve the workflow tools over MCP on stdin/stdout (one server per host session).
-    Mcp,
+    /// Serve the workflow and run tools over MCP on stdin/stdout (one server per host session).
+    Mcp {
+        /// The database holding runs: sqlite://PATH or postgres://… (default: $CAIRN_HOME/cairn.db).
+        #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL")]
+        database_url: Option<String>,
+    },
 }
 
 /// Runs a roscoe command.
 pub async fn run(command: RoscoeCommand) -> anyhow::Result<()> {
     match command {
-        RoscoeCommand::Mcp => {
-            let server = RoscoeServer::new(Service::new(cairn_home()));
-            cairn_mcp::serve_stdio(server).await?;
+        RoscoeCommand::Mcp { database_url } => {
+            let home = cairn_home();
+            let url = database_url.unwrap_or_else(|| Store::default_url(&home));
+            let store = Store::open(&url).await?;
+            let service = Service::new(&home);
+            let runs = Runs::new(store, service.clone());
+            // The MCP entry point sweeps test runs orphaned by crashed processes (ROSCOE_SWEEP_TEST_RUNS=0 skips it).
+            if std::env::var("ROSCOE_SWEEP_TEST_RUNS").map_or(true, |v| v != "0") {
+                match runs.sweep_test_runs().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::info!("deleted {n} orphaned test run(s)"),
+                    Err(error) => tracing::warn!("could not sweep orphaned test runs: {}", error.message),
+                }
+            }
+            cairn_mcp::serve_stdio(RoscoeServer::new(service, runs)).await?;
             Ok(())
         }
     }

@@ -23,8 +23,9 @@ super::scoped_params! {
         /// With `id`: its source (default: repo first).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// A run whose node statuses to overlay (not available until runs exist).
-        #[serde(default)]
+        /// A run whose node statuses to overlay: the run's own (snapshotted) workflow is drawn, each node with the
+        /// status of its latest visit. Give it alone (without `config` / `yaml` / `id`).
+        #[serde(default, alias = "runId")]
         run_id: Option<String>,
     }
 }
@@ -34,7 +35,8 @@ pub(crate) fn tool() -> Tool {
         "get_workflow_diagram",
         "Draws a workflow: returns `{ mermaid, nodes: [{ id, type, label }], edges: [{ from, event, to }] }`, where \
          `mermaid` is a `flowchart TD` you can show the user. Pass `id` (+ optional `source`) for a stored workflow, \
-         or `config` / `yaml` for a draft (a draft that breaks integrity rules is still drawn).",
+         or `config` / `yaml` for a draft (a draft that breaks integrity rules is still drawn), or `run_id` to draw a \
+         run's workflow with each node's `status` (running, paused, completed, failed, cancelled) overlaid.",
     )
 }
 
@@ -43,14 +45,17 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         Ok(params) => params,
         Err(error) => return error,
     };
+    if let Some(run_id) = params.run_id.clone() {
+        if params.config.is_some() || params.yaml.is_some() || params.id.is_some() {
+            return super::failure(Error::InvalidInput("pass `run_id` alone, or one of `config`, `yaml`, `id`".into()).body());
+        }
+        return server
+            .run_runs(params.scope(), move |runs, scope| async move { runs.run_diagram(&scope, &run_id).await })
+            .await;
+    }
     let source = source(params.source);
     server
         .run(params.scope(), move |service, scope| {
-            if params.run_id.is_some() {
-                return Err(Error::InvalidInput(
-                    "run overlays are not available yet (no run tools in this build); call without `run_id`".into(),
-                ));
-            }
             let subject = Subject::from_inputs(params.config, params.yaml, params.id, source)?;
             service.workflow_diagram(scope, &subject)
         })

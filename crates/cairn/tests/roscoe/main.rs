@@ -10,6 +10,8 @@ mod cairn_serve;
 mod docs;
 mod isolation;
 mod protocol;
+mod runs_lifecycle;
+mod runs_support;
 mod schema;
 mod skills;
 mod support;

@@ -1,0 +1,145 @@
+//! Running a script node's process (§7.1): its own process group, stdin closed, stdout and stderr captured (1 MiB
+//! each), the `ROSCOE_*` environment, a time limit (SIGTERM to the group, SIGKILL 5 s later) and retries with
+//! backoff. Killing a group on cancel goes through [`kill_group`], which works from any process on the machine.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+use crate::engine::{Program, ScriptJob, ScriptResult};
+
+/// Output kept per stream.
+const OUTPUT_CAP: usize = 1024 * 1024;
+
+/// How long a group gets between SIGTERM and SIGKILL.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs one attempt of `job` in `cwd`, calling `started(pid)` once the process exists.
+pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, started: impl FnOnce(u32)) -> ScriptResult {
+    let context_file = std::env::temp_dir().join(format!("roscoe-context-{}.json", job.node_run_id));
+    let _ = std::fs::write(&context_file, job.context.to_string());
+    let mut command = match &job.program {
+        Program::Shell(line) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        }
+        Program::Exec { program, args } => {
+            let mut c = Command::new(program);
+            c.args(args);
+            c
+        }
+    };
+    command
+        .current_dir(cwd)
+        .env("ROSCOE_RUN_ID", &job.run_id)
+        .env("ROSCOE_NODE_ID", &job.node_id)
+        .env("ROSCOE_PROJECT_ROOT", job.project_root.as_deref().unwrap_or(""))
+        .env("ROSCOE_WORKFLOW_DIR", &job.workflow_dir)
+        .env("ROSCOE_CONTEXT_FILE", &context_file)
+        .envs(job.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(false);
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let _ = std::fs::remove_file(&context_file);
+            return ScriptResult { spawn_error: Some(e.to_string()), attempts: 1, ..ScriptResult::default() };
+        }
+    };
+    let pid = child.id().unwrap_or(0);
+    started(pid);
+    let stdout = child.stdout.take().map(|s| tokio::spawn(read_capped(s)));
+    let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s)));
+    let limit = Duration::from_millis(job.timeout_ms);
+    let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(status) => (status.ok(), false),
+        Err(_) => {
+            kill_group(pid, false);
+            let status = match tokio::time::timeout(GRACE, child.wait()).await {
+                Ok(status) => status.ok(),
+                Err(_) => {
+                    kill_group(pid, true);
+                    child.wait().await.ok()
+                }
+            };
+            (status, true)
+        }
+    };
+    // The group may outlive its leader (a backgrounded grandchild keeps the pipes open): end it.
+    kill_group(pid, true);
+    let (stdout, out_cut) = join(stdout).await;
+    let (stderr, err_cut) = join(stderr).await;
+    let _ = std::fs::remove_file(&context_file);
+    let exit_code = status.and_then(|s| s.code());
+    ScriptResult {
+        success: !timed_out && exit_code.is_some_and(|c| job.success_codes.contains(&c)),
+        exit_code,
+        stdout,
+        stderr,
+        timed_out,
+        spawn_error: None,
+        truncated: out_cut || err_cut,
+        attempts: 1,
+    }
+}
+
+async fn join(task: Option<tokio::task::JoinHandle<(String, bool)>>) -> (String, bool) {
+    match task {
+        Some(task) => match tokio::time::timeout(GRACE, task).await {
+            Ok(Ok(read)) => read,
+            _ => (String::new(), false),
+        },
+        None => (String::new(), false),
+    }
+}
+
+async fn read_capped(mut stream: impl tokio::io::AsyncRead + Unpin) -> (String, bool) {
+    let mut kept = Vec::new();
+    let mut buffer = [0u8; 8192];
+    let mut cut = false;
+    loop {
+        match stream.read(&mut buffer).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = OUTPUT_CAP.saturating_sub(kept.len());
+                if n > room {
+                    cut = true;
+                }
+                kept.extend_from_slice(&buffer[..n.min(room)]);
+            }
+        }
+    }
+    (String::from_utf8_lossy(&kept).into_owned(), cut)
+}
+
+/// Sends SIGTERM (or SIGKILL) to the process group `pid`.
+pub(crate) fn kill_group(pid: u32, hard: bool) {
+    if pid == 0 {
+        return;
+    }
+    let signal = if hard { "-KILL" } else { "-TERM" };
+    let _ = std::process::Command::new("kill")
+        .args([signal, "--", &format!("-{pid}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Whether process `pid` exists on this machine (`None` when that cannot be told).
+pub(crate) fn process_alive(pid: u32) -> Option<bool> {
+    if Path::new("/proc/self").exists() {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok();
+        // A zombie (state Z) has exited.
+        return Some(stat.is_some_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z')));
+    }
+    None
+}

@@ -1,0 +1,258 @@
+//! The shapes run tools return (seed "AdvanceResult shape", "Run observability"; §9.1, §13.4), built from rows.
+
+use cairn_store::runs::{NodeRunRow, RunListRow, RunRow};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use crate::clock::rfc3339;
+use crate::engine::PendingStep;
+
+/// The shared result of the run lifecycle tools.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AdvanceResult {
+    /// The root run of the tree.
+    pub run_id: String,
+    /// Its status.
+    pub status: String,
+    /// Deep link to the run page.
+    pub url: String,
+    /// The deepest pending step, while paused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending_step: Option<PendingStep>,
+    /// The run output, once completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+    /// The failure reason; or the problem with a submitted answer (then `code` is set).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The failure code of a failed or cancelled run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_code: Option<String>,
+    /// The code of a submission problem (`invalid_response`, `invalid_verdicts`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// While the root waits on a subworkflow: `{ childRunId }`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awaiting_child: Option<Value>,
+    /// Extra fields of a submission problem (e.g. `rejected`).
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+    /// `meteredCostUsd + subscriptionEquivCostUsd` over the tree.
+    pub total_cost_usd: f64,
+    /// USD billed to an API key.
+    pub metered_cost_usd: f64,
+    /// List-price equivalent of the host's work.
+    pub subscription_equiv_cost_usd: f64,
+    /// `none`, `subscription`, `metered` or `mixed`.
+    pub billing_mode: String,
+    /// Input tokens over the tree.
+    pub input_tokens: i64,
+    /// Output tokens over the tree.
+    pub output_tokens: i64,
+}
+
+/// `workflow` of `start_workflow`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkflowInfo {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Description.
+    pub description: Option<String>,
+}
+
+/// The result of `start_workflow`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Started {
+    /// The AdvanceResult.
+    #[serde(flatten)]
+    pub result: AdvanceResult,
+    /// The workflow started.
+    pub workflow: WorkflowInfo,
+    /// A ready-to-send opening line with the live URL.
+    pub narration: String,
+}
+
+/// One entry of `list_runs`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    /// Run id.
+    pub id: String,
+    /// Workflow id.
+    pub workflow_id: String,
+    /// Workflow name.
+    pub workflow_name: String,
+    /// Status.
+    pub status: String,
+    /// RFC 3339.
+    pub started_at: String,
+    /// RFC 3339.
+    pub completed_at: Option<String>,
+    /// Who started it.
+    pub source: String,
+    /// Where the workflow came from.
+    pub workflow_source: String,
+    /// `user` (test runs are never listed).
+    pub kind: String,
+}
+
+/// The result of `get_run_history`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct History {
+    /// The run.
+    pub run: Value,
+    /// Its top-level node runs in execution order, children nested.
+    pub nodes: Vec<Value>,
+}
+
+/// The run of `tree` that owns the pending step: the root, or down its `awaiting_child` chain.
+pub(crate) fn deepest<'t>(tree: &'t [RunRow], root_id: &str) -> &'t RunRow {
+    let mut current = tree.iter().find(|r| r.id == root_id).unwrap_or(&tree[0]);
+    while let Some(child) = current
+        .awaiting_child_run_id
+        .as_deref()
+        .and_then(|id| tree.iter().find(|r| r.id == id))
+    {
+        current = child;
+    }
+    current
+}
+
+pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> AdvanceResult {
+    let root = tree.iter().find(|r| r.id == root_id).unwrap_or(&tree[0]);
+    let pending_step = (root.status == "paused")
+        .then(|| deepest(tree, root_id))
+        .and_then(|r| r.pending_step.as_deref())
+        .and_then(|p| serde_json::from_str(p).ok());
+    let sum = |f: fn(&RunRow) -> f64| tree.iter().map(f).sum::<f64>();
+    let metered = sum(|r| r.metered_cost_usd);
+    let subscription = sum(|r| r.subscription_equiv_cost_usd);
+    let input_tokens = tree.iter().map(|r| r.input_tokens).sum();
+    let output_tokens = tree.iter().map(|r| r.output_tokens).sum();
+    let billing_mode = match (subscription > 0.0 || input_tokens > 0, metered > 0.0) {
+        (false, false) => "none",
+        (true, false) => "subscription",
+        (false, true) => "metered",
+        (true, true) => "mixed",
+    };
+    AdvanceResult {
+        run_id: root.id.clone(),
+        status: root.status.clone(),
+        url: url.to_owned(),
+        pending_step,
+        output: (root.status == "completed")
+            .then(|| root.output.as_deref().and_then(|o| serde_json::from_str(o).ok()))
+            .flatten(),
+        error: root.error.clone().filter(|_| root.status != "completed"),
+        error_code: root.error_code.clone(),
+        code: None,
+        awaiting_child: root
+            .awaiting_child_run_id
+            .as_ref()
+            .map(|id| json!({ "childRunId": id })),
+        extra: Map::new(),
+        total_cost_usd: metered + subscription,
+        metered_cost_usd: metered,
+        subscription_equiv_cost_usd: subscription,
+        billing_mode: billing_mode.to_owned(),
+        input_tokens,
+        output_tokens,
+    }
+}
+
+pub(crate) fn summary(row: RunListRow) -> RunSummary {
+    RunSummary {
+        id: row.id,
+        workflow_id: row.workflow_id,
+        workflow_name: row.workflow_name,
+        status: row.status,
+        started_at: rfc3339(row.started_at),
+        completed_at: row.completed_at.map(rfc3339),
+        source: row.source,
+        workflow_source: row.workflow_source,
+        kind: row.kind,
+    }
+}
+
+fn parsed(text: &Option<String>) -> Value {
+    text.as_deref()
+        .and_then(|t| serde_json::from_str(t).ok())
+        .unwrap_or(Value::Null)
+}
+
+pub(crate) fn run_value(row: &RunRow, children: Vec<String>) -> Value {
+    let mut context: Value = serde_json::from_str(&row.context).unwrap_or(json!({}));
+    if let Value::Object(map) = &mut context {
+        map.remove("seq");
+        map.insert("input".into(), serde_json::from_str(&row.input).unwrap_or(Value::Null));
+    }
+    json!({
+        "id": row.id,
+        "workflowId": row.workflow_id,
+        "workflowName": row.workflow_name,
+        "status": row.status,
+        "startedAt": rfc3339(row.started_at),
+        "completedAt": row.completed_at.map(rfc3339),
+        "source": row.source,
+        "workflowSource": row.workflow_source,
+        "kind": row.kind,
+        "context": context,
+        "output": parsed(&row.output),
+        "error": row.error,
+        "errorCode": row.error_code,
+        "attempt": row.attempt,
+        "parentRunId": row.parent_run_id,
+        "childRunIds": children,
+        "awaitingChild": row.awaiting_child_run_id.as_ref().map(|id| json!({ "childRunId": id })),
+        "currentNodeId": row.current_node_id,
+    })
+}
+
+/// Node runs as nested values: the top level in execution order, each with its `children`.
+pub(crate) fn node_values(nodes: &[NodeRunRow]) -> Vec<Value> {
+    fn value(n: &NodeRunRow, all: &[NodeRunRow]) -> Value {
+        let children: Vec<Value> = all
+            .iter()
+            .filter(|c| c.parent_node_run_id.as_deref() == Some(n.id.as_str()))
+            .map(|c| value(c, all))
+            .collect();
+        json!({
+            "id": n.id,
+            "nodeId": n.node_id,
+            "nodeType": n.node_type,
+            "status": n.status,
+            "startedAt": rfc3339(n.started_at),
+            "completedAt": n.completed_at.map(rfc3339),
+            "durationMs": n.duration_ms,
+            "attempts": n.attempts,
+            "iteration": n.iteration,
+            "input": parsed(&n.input),
+            "output": parsed(&n.output),
+            "error": n.error,
+            "event": n.event,
+            "phase": n.phase,
+            "model": n.model,
+            "warnings": parsed(&n.warnings),
+            "childRunId": n.child_run_id,
+            "costUsd": n.cost_usd,
+            "inputTokens": n.input_tokens,
+            "outputTokens": n.output_tokens,
+            "children": children,
+        })
+    }
+    nodes
+        .iter()
+        .filter(|n| n.parent_node_run_id.is_none())
+        .map(|n| value(n, nodes))
+        .collect()
+}
+
+pub(crate) fn history(row: &RunRow, children: Vec<String>, nodes: &[NodeRunRow]) -> History {
+    History {
+        run: run_value(row, children),
+        nodes: node_values(nodes),
+    }
+}

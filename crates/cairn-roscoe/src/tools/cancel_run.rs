@@ -1,0 +1,38 @@
+//! `cancel_run`: stops a run and its whole subworkflow tree, killing running scripts.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+
+use super::{RoscoeServer, object_tool, parse};
+
+super::scoped_params! {
+    /// `cancel_run` arguments.
+    struct Params {
+        /// Any run of the tree.
+        #[serde(alias = "runId")]
+        run_id: String,
+        /// Why (recorded as the run's error; default "Cancelled by user").
+        #[serde(default)]
+        reason: Option<String>,
+    }
+}
+
+pub(crate) fn tool() -> Tool {
+    object_tool::<Params>(
+        "cancel_run",
+        "Cancels a running or paused run together with its whole subworkflow tree: running scripts are killed, and \
+         the node each run was on is finalized as `cancelled` (not failed). A run that already ended is an error \
+         (`terminal`), not a no-op. Returns the run detail (AdvanceResult).",
+    )
+}
+
+pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
+    let params = match parse::<Params>("cancel_run", args) {
+        Ok(params) => params,
+        Err(error) => return error,
+    };
+    server
+        .run_runs(params.scope(), move |runs, scope| async move {
+            runs.cancel_run(&scope, &params.run_id, params.reason).await
+        })
+        .await
+}

@@ -1,0 +1,45 @@
+//! `start_workflow`: starts a run and drives it to its first pause (a pendingStep) or its end.
+
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::Value;
+
+use super::{RoscoeServer, SourceArg, object_tool, parse, source};
+
+super::scoped_params! {
+    /// `start_workflow` arguments.
+    struct Params {
+        /// The workflow id.
+        id: String,
+        /// Its source (default: repo first).
+        #[serde(default)]
+        source: Option<SourceArg>,
+        /// Run inputs, checked against the workflow's `inputs` (defaults applied).
+        #[serde(default)]
+        input: Option<Value>,
+    }
+}
+
+pub(crate) fn tool() -> Tool {
+    object_tool::<Params>(
+        "start_workflow",
+        "Starts a workflow run. Script and condition nodes run right away; the call returns at the first AI, human or \
+         fan-out step with `pendingStep` (or when the run ends). Returns `{ runId, status, url, workflow, narration, \
+         pendingStep?, output?, error?, …cost }`: send `narration` to the user, then answer the pending step with the \
+         tool its type needs (ai_agent / ai_judge: advance_run; consensus: advance_consensus; round_robin: \
+         advance_round_robin; map: advance_map; human: show it to the user and call resume_run only with their \
+         choice). Errors: not_found, invalid_config, integrity_error, invalid_input.",
+    )
+}
+
+pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
+    let params = match parse::<Params>("start_workflow", args) {
+        Ok(params) => params,
+        Err(error) => return error,
+    };
+    let source = source(params.source);
+    server
+        .run_runs(params.scope(), move |runs, scope| async move {
+            runs.start_workflow(&scope, &params.id, source, params.input, "mcp").await
+        })
+        .await
+}
