@@ -171,6 +171,11 @@ impl StageFailure {
     }
 }
 
+/// A failed step, boxed: the failure is large and travels up a few calls.
+fn fail<T>(failure: StageFailure) -> Result<T, Box<StageFailure>> {
+    Err(Box::new(failure))
+}
+
 /// A step's outcome: its result, or the stage that failed (a result either way; the tool marks failures `isError`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
@@ -203,11 +208,11 @@ pub(super) fn handback(
     let path = match (&request.skill_path, &request.name) {
         (Some(path), None) => match skill_file(scope, path) {
             Ok(path) => path,
-            Err(failure) => return Ok(Staged::Failed(failure)),
+            Err(failure) => return Ok(Staged::Failed(*failure)),
         },
         (None, Some(name)) => match by_name(service, scope, user, name) {
             Ok(path) => path,
-            Err(failure) => return Ok(Staged::Failed(failure)),
+            Err(failure) => return Ok(Staged::Failed(*failure)),
         },
         _ => {
             return Err(Error::InvalidInput(
@@ -217,7 +222,7 @@ pub(super) fn handback(
     };
     let bundle = match read_bundle(&path) {
         Ok(bundle) => bundle,
-        Err(failure) => return Ok(Staged::Failed(failure)),
+        Err(failure) => return Ok(Staged::Failed(*failure)),
     };
     let id = match &request.id {
         Some(id) => id.clone(),
@@ -255,7 +260,7 @@ pub(super) fn finalize(
 ) -> Result<Staged<Converted>, Error> {
     Ok(match finalize_staged(service, scope, request) {
         Ok(converted) => Staged::Done(converted),
-        Err(failure) => Staged::Failed(failure),
+        Err(failure) => Staged::Failed(*failure),
     })
 }
 
@@ -263,7 +268,7 @@ fn finalize_staged(
     service: &Service,
     scope: &Scope,
     request: &FinalizeRequest,
-) -> Result<Converted, StageFailure> {
+) -> Result<Converted, Box<StageFailure>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
     check_id(id).map_err(|e| StageFailure::from_error(Stage::Resolve, &e))?;
@@ -298,12 +303,14 @@ fn finalize_staged(
         .with_output(completion)
     })?;
     if text.len() > MAX_FILE_BYTES {
-        return Err(StageFailure::new(
-            Stage::Validate,
-            "invalid_config",
-            "the workflow is larger than 1 MiB; split it into subworkflows".into(),
-        )
-        .with_output(completion));
+        return fail(
+            StageFailure::new(
+                Stage::Validate,
+                "invalid_config",
+                "the workflow is larger than 1 MiB; split it into subworkflows".into(),
+            )
+            .with_output(completion),
+        );
     }
     let subject = Subject::Body(Body::Yaml(text.clone()));
     let validated = service
@@ -322,7 +329,7 @@ fn finalize_staged(
         )
         .with_output(completion);
         failure.details = validated.errors;
-        return Err(failure);
+        return fail(failure);
     }
     let warnings = service
         .lint_workflow(scope, &subject)
@@ -344,7 +351,7 @@ fn finalize_staged(
         let mut failure = StageFailure::from_error(Stage::Write, &conflict);
         failure.message = format!("{conflict}; or pass `overwrite: true` to replace it");
         failure.error = failure.message.clone();
-        return Err(failure);
+        return fail(failure);
     }
     let path = existing.map_or_else(|| dir.join(format!("{id}.yaml")), |l| l.path);
     write(&dir, &path, id, &text, &bundle)?;
@@ -369,7 +376,7 @@ fn finalize_staged(
 }
 
 /// The canonical skill file at `path` (absolute, or relative to the project `cwd`), or a `resolve` failure.
-fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, StageFailure> {
+fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
     let given = Path::new(path);
     let full = if given.is_absolute() {
         given.to_owned()
@@ -377,7 +384,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, StageFailure> {
         match scope {
             Scope::Project { cwd, .. } => cwd.join(given),
             Scope::Global => {
-                return Err(StageFailure::new(
+                return fail(StageFailure::new(
                     Stage::Resolve,
                     "skill_not_found",
                     format!(
@@ -398,7 +405,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, StageFailure> {
         )
     })?;
     if read_skill(&canonical).is_none() {
-        return Err(StageFailure::new(
+        return fail(StageFailure::new(
             Stage::Resolve,
             "not_a_skill",
             format!(
@@ -417,7 +424,7 @@ fn by_name(
     scope: &Scope,
     user: &UserDirs,
     name: &str,
-) -> Result<PathBuf, StageFailure> {
+) -> Result<PathBuf, Box<StageFailure>> {
     let wanted = name.trim().to_lowercase();
     let matches: Vec<Skill> = service
         .list_skills(scope, user, true, None)
@@ -427,7 +434,7 @@ fn by_name(
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.path.clone()),
-        [] => Err(StageFailure::new(
+        [] => fail(StageFailure::new(
             Stage::Resolve,
             "skill_not_found",
             format!(
@@ -439,7 +446,7 @@ fn by_name(
                 .iter()
                 .map(|s| s.path.display().to_string())
                 .collect();
-            Err(StageFailure::new(
+            fail(StageFailure::new(
                 Stage::Resolve,
                 "ambiguous_skill",
                 format!(
@@ -453,7 +460,7 @@ fn by_name(
 }
 
 /// Reads the skill at the canonical `path` and lists its bundle.
-fn read_bundle(path: &Path) -> Result<Bundle, StageFailure> {
+fn read_bundle(path: &Path) -> Result<Bundle, Box<StageFailure>> {
     let unreadable = |why: String| StageFailure::new(Stage::Resolve, "not_a_skill", why);
     let skill = read_skill(path)
         .ok_or_else(|| unreadable(format!("{} is no longer a readable skill", path.display())))?;
@@ -596,9 +603,12 @@ fn write(
     id: &str,
     text: &str,
     bundle: &Bundle,
-) -> Result<(), StageFailure> {
+) -> Result<(), Box<StageFailure>> {
     let io = |action: &'static str, at: &Path, e: std::io::Error| {
-        StageFailure::from_error(Stage::Write, &Error::io(action, at, &e))
+        Box::new(StageFailure::from_error(
+            Stage::Write,
+            &Error::io(action, at, &e),
+        ))
     };
     fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let assets = dir.join(id);
