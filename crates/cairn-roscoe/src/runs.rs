@@ -10,6 +10,7 @@
 
 mod convert;
 mod script_runner;
+mod test_runner;
 mod view;
 
 use std::collections::{HashMap, VecDeque};
@@ -35,6 +36,7 @@ use crate::sources::{Source, Sources};
 
 use convert::{SnapshotCache, node_to_row, run_from_row, run_to_row};
 
+pub use test_runner::{TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
 /// How long a running run's claim lasts without renewal.
@@ -410,6 +412,16 @@ impl Runs {
     /// Applies `event` to run `run_id` and carries out the effects until nothing is left to do. Returns the
     /// notice of the first event (an answer recorded but not accepted); a rejected first event is the error.
     async fn drive(&self, run_id: &str, event: Event) -> Result<Option<Rejection>, RunError> {
+        self.drive_mocked(run_id, event, None).await
+    }
+
+    /// [`Runs::drive`], with `test_workflow`'s mocks standing in for scripts and subworkflows that have one.
+    async fn drive_mocked(
+        &self,
+        run_id: &str,
+        event: Event,
+        mocks: Option<&Map<String, Value>>,
+    ) -> Result<Option<Rejection>, RunError> {
         let mut queue = VecDeque::from([(run_id.to_owned(), event)]);
         let mut first = true;
         let mut notice = None;
@@ -428,7 +440,11 @@ impl Runs {
             for effect in outcome.effects.clone() {
                 match effect {
                     Effect::RunScript(job) => {
-                        let result = self.run_script(&outcome.run, &job).await;
+                        let mock = self.mock_for(mocks, &outcome.run, &job.node_id).await?;
+                        let result = match mock {
+                            Some(mock) => test_runner::script_result(&mock, &job.success_codes),
+                            None => self.run_script(&outcome.run, &job).await,
+                        };
                         queue.push_back((
                             id.clone(),
                             Event::ScriptFinished {
@@ -437,7 +453,18 @@ impl Runs {
                             },
                         ));
                     }
-                    Effect::StartChild(job) => match self.create_child(&outcome.run, &job).await {
+                    Effect::StartChild(job) => match self.child_mock(mocks, &outcome.run).await? {
+                        Some((status, output)) => queue.push_back((
+                            id.clone(),
+                            Event::ChildFinished {
+                                child_run_id: job.child_run_id.clone(),
+                                status,
+                                output,
+                                error: (status != RunStatus::Completed).then(|| "mocked failure".to_owned()),
+                                error_code: None,
+                            },
+                        )),
+                        None => match self.create_child(&outcome.run, &job).await {
                         Ok(()) => queue.push_back((job.child_run_id.clone(), Event::Start)),
                         Err(error) if !error.internal => queue.push_back((
                             id.clone(),
@@ -450,6 +477,7 @@ impl Runs {
                             },
                         )),
                         Err(error) => return Err(error),
+                        },
                     },
                     Effect::NotifyParent { parent_run_id } => queue.push_back((
                         parent_run_id,
@@ -466,6 +494,30 @@ impl Runs {
             }
         }
         Ok(notice)
+    }
+
+    /// The mock of node `node_id` of `run`, in a test.
+    async fn mock_for(
+        &self,
+        mocks: Option<&Map<String, Value>>,
+        run: &Run,
+        node_id: &str,
+    ) -> Result<Option<Value>, RunError> {
+        let Some(mocks) = mocks else { return Ok(None) };
+        let key = format!("{}{node_id}", self.mock_prefix(run.parent_node_run_id.clone()).await?);
+        let visit = run.open.as_ref().map_or(1, |open| open.iteration);
+        Ok(test_runner::for_visit(mocks.get(&key), visit).cloned())
+    }
+
+    /// The mocked outcome of the subworkflow node `run` is entering, in a test.
+    async fn child_mock(
+        &self,
+        mocks: Option<&Map<String, Value>>,
+        run: &Run,
+    ) -> Result<Option<(RunStatus, Option<Value>)>, RunError> {
+        let Some(open) = &run.open else { return Ok(None) };
+        let mock = self.mock_for(mocks, run, &open.node_id).await?;
+        Ok(mock.as_ref().map(test_runner::child_outcome))
     }
 
     /// One transaction: load, apply, store with the version check, commit.
@@ -495,6 +547,9 @@ impl Runs {
         if outcome.run.status == RunStatus::Running {
             row.owner_pid = Some(i64::from(self.inner.pid));
             row.lease_expires_at = Some(now + LEASE_MS);
+        } else if row.kind == "test" {
+            // The orphan sweep tells a live test from a crashed one by its process.
+            row.owner_pid = Some(i64::from(self.inner.pid));
         }
         if !rows::update_run(tx, &row, base.version).await? {
             return Err(RunError::user(

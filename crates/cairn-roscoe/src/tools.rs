@@ -42,6 +42,7 @@ mod resume_run;
 mod retry_run;
 mod search_docs;
 mod start_workflow;
+mod test_workflow;
 mod update_workflow;
 mod validate_workflow;
 
@@ -110,6 +111,7 @@ impl RoscoeServer {
             retry_run::tool(),
             list_runs::tool(),
             get_run_history::tool(),
+            test_workflow::tool(),
             list_skills::tool(),
             convert_skill::tool(),
             finalize_skill_conversion::tool(),
@@ -348,6 +350,7 @@ impl ServerHandler for RoscoeServer {
             "retry_run" => retry_run::call(self, args).await,
             "list_runs" => list_runs::call(self, args).await,
             "get_run_history" => get_run_history::call(self, args).await,
+            "test_workflow" => test_workflow::call(self, args).await,
             "list_skills" => list_skills::call(self, args).await,
             "convert_skill" => convert_skill::call(self, args).await,
             "finalize_skill_conversion" => finalize_skill_conversion::call(self, args).await,

@@ -83,7 +83,7 @@ fn each_deepwork_tool_has_its_own_file_and_dispatch_arm() {
 #[test]
 fn each_roscoe_tool_has_its_own_file_and_dispatch_arm() {
     let tools = check_tools_have_files_and_dispatch_arms("cairn-roscoe");
-    assert_eq!(tools.len(), 32, "the 13 authoring, 11 run, 3 skill and 5 docs tools: {tools:?}");
+    assert_eq!(tools.len(), 33, "the 13 authoring, 12 run, 3 skill and 5 docs tools: {tools:?}");
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod isolation;
 mod protocol;
 mod runs_lifecycle;
 mod runs_support;
+mod runs_test_workflow;
 mod schema;
 mod skills;
 mod support;

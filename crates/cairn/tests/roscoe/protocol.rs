@@ -22,7 +22,7 @@ const TOOLS: [&str; 13] = [
 ];
 
 /// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run`).
-const RUN_TOOLS: [&str; 11] = [
+const RUN_TOOLS: [&str; 12] = [
     "start_workflow",
     "get_run_status",
     "advance_run",
@@ -34,6 +34,7 @@ const RUN_TOOLS: [&str; 11] = [
     "retry_run",
     "list_runs",
     "get_run_history",
+    "test_workflow",
 ];
 
 /// The skill-import tools (scoped) and the docs tools (project-agnostic: no scope inputs).
@@ -105,7 +106,7 @@ fn args_for(tool: &str) -> Value {
         "duplicate_workflow" => json!({"id": "w", "to_id": "w2"}),
         "rename_workflow" => json!({"id": "w", "new_id": "w2"}),
         "validate_workflow" | "lint_workflow" | "get_workflow_diagram" => json!({"yaml": simple("w")}),
-        "start_workflow" => json!({"id": "w"}),
+        "start_workflow" | "test_workflow" => json!({"id": "w"}),
         "list_runs" => json!({}),
         "advance_run" => json!({"run_id": "r", "response": "x"}),
         "resume_run" => json!({"run_id": "r", "transition": "x"}),
