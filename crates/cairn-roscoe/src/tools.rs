@@ -228,7 +228,8 @@ fn source(arg: Option<SourceArg>) -> Option<Source> {
     arg.map(Source::from)
 }
 
-/// Parses `arguments` into `P`, or the `invalid_input` error result.
+/// Parses `arguments` into `P`, or the `invalid_input` error result. Top-level camelCase names are read as their
+/// snake_case spelling (`newId` → `new_id`, spec §13 conventions); giving both spellings of one name is an error.
 #[allow(
     clippy::result_large_err,
     reason = "the error is the tool's reply, returned at once"
@@ -237,14 +238,37 @@ fn parse<P: DeserializeOwned>(
     tool: &str,
     arguments: Option<JsonObject>,
 ) -> Result<P, CallToolResult> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|err| {
+    let invalid = |message: String| {
         failure(json!({
             "error": format!(
-                "invalid arguments for tool '{tool}': {err}; check the tool's input schema (tools/list) and call it again"
+                "invalid arguments for tool '{tool}': {message}; check the tool's input schema (tools/list) and call it again"
             ),
             "code": "invalid_input",
         }))
-    })
+    };
+    let mut normalized = JsonObject::new();
+    for (name, value) in arguments.unwrap_or_default() {
+        let snake = snake_case(&name);
+        if normalized.contains_key(&snake) {
+            return Err(invalid(format!("`{snake}` is given twice (as `{snake}` and in camelCase); keep one")));
+        }
+        normalized.insert(snake, value);
+    }
+    serde_json::from_value(Value::Object(normalized)).map_err(|err| invalid(err.to_string()))
+}
+
+/// `runId` → `run_id`; names without capitals are returned as they are.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A successful result: `value` as text and as structured content (arrays wrapped as `{ result }`).
@@ -392,6 +416,27 @@ mod tests {
             );
             assert!(tool.output_schema.is_some(), "{}", tool.name);
         }
+    }
+
+    #[test]
+    fn camel_case_names_read_as_snake_case_but_not_twice() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Rename {
+            new_id: String,
+            rewrite_references: Option<bool>,
+        }
+        let args = json!({"newId": "b", "rewriteReferences": false}).as_object().cloned();
+        let params = parse::<Rename>("rename_workflow", args).unwrap();
+        assert_eq!(params.new_id, "b");
+        assert_eq!(params.rewrite_references, Some(false));
+        let args = json!({"new_id": "b", "newId": "c"}).as_object().cloned();
+        let err = parse::<Rename>("rename_workflow", args).unwrap_err();
+        let body = err.structured_content.unwrap();
+        assert_eq!(body["code"], "invalid_input");
+        assert!(body["error"].as_str().unwrap().contains("`new_id` is given twice"), "{body}");
+        assert_eq!(snake_case("timeoutMs"), "timeout_ms");
+        assert_eq!(snake_case("already_snake"), "already_snake");
     }
 
     #[test]

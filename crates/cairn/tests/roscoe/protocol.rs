@@ -93,6 +93,10 @@ async fn unknown_tools_and_bad_arguments_are_error_results() {
     assert!(bad["error"].as_str().unwrap().contains("missing field `id`"), "{bad}");
     let bad = client.fail("list_workflows", json!({"global": true, "source": "elsewhere"})).await;
     assert_eq!(bad["code"], "invalid_input");
+    // camelCase spellings of the snake_case inputs are accepted.
+    client.ok("create_workflow", json!({"global": true, "id": "camel", "yaml": simple("camel")})).await;
+    let renamed = client.ok("rename_workflow", json!({"global": true, "id": "camel", "newId": "humped"})).await;
+    assert_eq!(renamed["id"], "humped", "{renamed}");
     client.close().await;
 }
 
