@@ -9,6 +9,7 @@
 //! SQL lives only in this crate: each surface gets a module of typed queries here, and its domain code never writes
 //! SQL of its own.
 
+pub mod observe;
 pub mod runs;
 
 pub mod work;
