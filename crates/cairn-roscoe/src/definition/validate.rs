@@ -1244,6 +1244,33 @@ mod tests {
         }
     }
 
+    /// One workflow per lint code that passes integrity but draws that warning: (code, node, YAML).
+    fn lint_fixtures() -> Vec<(Code, Option<&'static str>, String)> {
+        vec![
+            (Code::UnreachableState, Some("b"), wf("  a: { type: ai_agent, config: { prompt: p } }\n  b: { type: ai_agent, config: { prompt: p } }\n")),
+            (Code::DeadState, Some("b"), wf("  a: { type: ai_agent, config: { prompt: p }, transitions: { success: $end, failure: b } }\n  b: { type: human, config: { prompt: p }, transitions: { again: b } }\n")),
+            (Code::UnreachableTransition, Some("a"), wf("  a: { type: condition, config: { expression: 'true' }, transitions: { 'true': $end, 'false': $end, maybe: $fail } }\n")),
+            (Code::UnknownModel, Some("a"), wf("  a: { type: ai_agent, config: { prompt: p, model: gpt-9 } }\n")),
+            (Code::UnknownModel, None, "name: t\ninitial: a\ndefaults: { model: gpt-9 }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
+            (Code::UnknownSubworkflow, Some("a"), wf("  a: { type: subworkflow, config: { workflow: missing } }\n")),
+            (Code::SubworkflowCycle, Some("a"), wf("  a: { type: subworkflow, config: { workflow: known } }\n")),
+            (Code::UnusedInput, None, "name: t\ninitial: a\ninputs: { x: { type: string } }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
+            (Code::MissingFailureRoute, Some("a"), wf("  a: { type: script, config: { command: ls }, transitions: { success: $end } }\n")),
+            (Code::FanoutRequiresHostOrApi, Some("a"), wf("  a: { type: map, config: { items: [1, 2], prompt: '{{ item }}' } }\n")),
+        ]
+    }
+
+    #[test]
+    fn every_code_has_a_fixture() {
+        let mut covered: HashSet<Code> =
+            failing_fixtures().into_iter().chain(lint_fixtures()).map(|(code, _, _)| code).collect();
+        // `name_mismatch` needs a stored id: parse.rs tests it.
+        covered.insert(Code::NameMismatch);
+        let missing: Vec<_> = Code::ALL.iter().filter(|c| !covered.contains(c)).collect();
+        assert!(missing.is_empty(), "codes without a broken-workflow fixture: {missing:?}");
+        assert!(failing_fixtures().len() + lint_fixtures().len() >= 30);
+    }
+
     #[test]
     fn each_lint_code_has_a_failing_fixture() {
         let options = Options {
@@ -1255,18 +1282,7 @@ mod tests {
             ])),
             ..lint_options()
         };
-        let cases: Vec<(Code, Option<&str>, String)> = vec![
-            (Code::UnreachableState, Some("b"), wf("  a: { type: ai_agent, config: { prompt: p } }\n  b: { type: ai_agent, config: { prompt: p } }\n")),
-            (Code::DeadState, Some("b"), wf("  a: { type: ai_agent, config: { prompt: p }, transitions: { success: $end, failure: b } }\n  b: { type: human, config: { prompt: p }, transitions: { again: b } }\n")),
-            (Code::UnreachableTransition, Some("a"), wf("  a: { type: condition, config: { expression: 'true' }, transitions: { 'true': $end, 'false': $end, maybe: $fail } }\n")),
-            (Code::UnknownModel, Some("a"), wf("  a: { type: ai_agent, config: { prompt: p, model: gpt-9 } }\n")),
-            (Code::UnknownModel, None, "name: t\ninitial: a\ndefaults: { model: gpt-9 }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
-            (Code::UnknownSubworkflow, Some("a"), wf("  a: { type: subworkflow, config: { workflow: missing } }\n")),
-            (Code::SubworkflowCycle, Some("a"), wf("  a: { type: subworkflow, config: { workflow: known } }\n")),
-            (Code::UnusedInput, None, "name: t\ninitial: a\ninputs: { x: { type: string } }\nnodes:\n  a: { type: ai_agent, config: { prompt: p } }\n".to_owned()),
-            (Code::MissingFailureRoute, Some("a"), wf("  a: { type: script, config: { command: ls }, transitions: { success: $end } }\n")),
-            (Code::FanoutRequiresHostOrApi, Some("a"), wf("  a: { type: map, config: { items: [1, 2], prompt: '{{ item }}' } }\n")),
-        ];
+        let cases = lint_fixtures();
         for (code, node, text) in cases {
             let v = validate(&text, &options);
             assert!(
