@@ -524,8 +524,16 @@ impl<'w> Checker<'w> {
             if let Some(events) = emitted_events(node) {
                 for t in &node.transitions {
                     if !events.iter().any(|e| e == &t.event) {
+                        // YAML 1.1 reads an unquoted `true:` key as a boolean, which arrives here as "True".
+                        let quoting = match t.event.as_str() {
+                            "True" | "False" => format!(
+                                " (an unquoted `{0}:` key is read as a boolean: write '{0}' in quotes)",
+                                t.event.to_ascii_lowercase()
+                            ),
+                            _ => String::new(),
+                        };
                         out.push(node_diag(Code::UnreachableTransition, node, &format!("/transitions/{}", escape(&t.event)), format!(
-                            "{}: a {} node never emits '{}', so this transition is never taken; use one of: {}",
+                            "{}: a {} node never emits '{}', so this transition is never taken; use one of: {}{quoting}",
                             node.id, node.kind.as_str(), t.event, events.join(", ")
                         )));
                     }
@@ -1258,6 +1266,15 @@ mod tests {
             (Code::MissingFailureRoute, Some("a"), wf("  a: { type: script, config: { command: ls }, transitions: { success: $end } }\n")),
             (Code::FanoutRequiresHostOrApi, Some("a"), wf("  a: { type: map, config: { items: [1, 2], prompt: '{{ item }}' } }\n")),
         ]
+    }
+
+    #[test]
+    fn unquoted_boolean_transition_keys_are_explained() {
+        let text = wf("  a: { type: condition, config: { expression: 'true' }, transitions: { true: $end, 'false': $fail } }\n");
+        let found = check(&text, &lint_options());
+        let unreachable: Vec<_> = found.iter().filter(|d| d.code == Code::UnreachableTransition).collect();
+        assert_eq!(unreachable.len(), 1, "{found:#?}");
+        assert!(unreachable[0].message.contains("write 'true' in quotes"), "{}", unreachable[0].message);
     }
 
     #[test]
