@@ -1,6 +1,6 @@
 //! Skill import over MCP: `list_skills` in every root kind (a private HOME, `$CODEX_HOME`, project roots from `cwd`
 //! up to the git root, the repo tree), `content_scan: false`, and the two-step conversion of a skill with `scripts/`
-//! through every failure stage of `finalize_skill_conversion`.
+//! (whose script node then runs through `test_workflow`) through every failure stage of `finalize_skill_conversion`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -199,7 +199,15 @@ async fn a_skill_with_scripts_converts_into_a_valid_workflow() {
     assert_eq!(validated, json!({"valid": true, "errors": []}));
     let listed = setup.client.ok("list_workflows", json!({"cwd": cwd})).await;
     assert_eq!(listed[0]["id"], "release-check");
-    // The script node's run through test_workflow belongs to the run engine's tests.
+    // The converted workflow runs: its script node finds the copied script through $ROSCOE_WORKFLOW_DIR.
+    let tested = setup
+        .client
+        .ok("test_workflow", json!({"cwd": cwd, "id": "release-check", "mocks": {"summarise": "The build is fine."}}))
+        .await;
+    assert_eq!((tested["ok"].clone(), tested["finalStatus"].clone()), (json!(true), json!("completed")), "{tested}");
+    let check = tested["nodeTrace"].as_array().unwrap().iter().find(|n| n["nodeId"] == "check").unwrap();
+    assert_eq!(check["status"], "completed", "{check}");
+    assert_eq!(check["output"]["stdout"], "build ok\n", "{check}");
 
     // write: a second conversion to the same id conflicts unless overwrite is given; overwrite replaces the scripts.
     let err = setup.client.fail("finalize_skill_conversion", args.clone()).await;
