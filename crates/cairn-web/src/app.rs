@@ -10,7 +10,10 @@ use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host_check::{self, AllowedHosts};
-use crate::{health, work_mcp};
+use crate::csrf::Csrf;
+use crate::server_file::ServerFile;
+use crate::state::Web;
+use crate::{api, health, pages, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -39,7 +42,19 @@ impl App {
     pub fn router(&self, shutdown: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
         let runs = cairn_roscoe::Runs::new(self.store.clone(), self.roscoe.clone());
+        let web = Web {
+            store: self.store.clone(),
+            roscoe: self.roscoe.clone(),
+            runs: runs.clone(),
+            work: cairn_work::Service::new(self.store.clone()),
+            deepwork: self.deepwork.clone(),
+            csrf: Csrf::new(),
+            loopback_only: self.extra_allowed_hosts.is_empty(),
+            shutdown: shutdown.clone(),
+        };
         let mut router = Router::new()
+            .merge(api::routes(web.clone()))
+            .merge(pages::routes(web))
             .nest_service(
                 "/roscoe/mcp",
                 cairn_mcp::http_service(
@@ -66,7 +81,9 @@ impl App {
         let router = self.router(&shutdown);
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
+        let server_file = ServerFile::write(self.roscoe.home(), local);
         tracing::info!("cairn serve listening on http://{local}");
+        tracing::info!("  web UI         http://{local}/  (REST API under /api, /api/openapi.json)");
         tracing::info!("  roscoe tools   http://{local}/roscoe/mcp");
         if let Some(project) = &self.deepwork {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
@@ -77,6 +94,7 @@ impl App {
                 shutdown.cancel();
             })
             .await;
+        server_file.remove();
         self.store.close().await;
         result
     }

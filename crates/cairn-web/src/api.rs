@@ -1,0 +1,75 @@
+//! The REST API under `/api` (JSON; spec roscoe §17 plus the work surface), registered here one route per line and
+//! described by the OpenAPI document at `/api/openapi.json`, which utoipa generates from the handlers' types and
+//! annotations. Handlers are thin: parse, resolve `?project=`, make one facade call, answer.
+
+mod docs;
+mod runs;
+mod work;
+mod workflows;
+
+use std::sync::Arc;
+
+use axum::routing::get;
+use axum::{Json, Router};
+use utoipa::openapi::OpenApi as Document;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::state::Web;
+
+pub(crate) use runs::ListQuery as RunListQuery;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "cairn", description = "The REST API of `cairn serve`: roscoe workflows and runs, the docs, \
+        and work items, spaces and documents (bearer tokens, as for `/mcp`)."),
+    modifiers(&BearerScheme),
+)]
+struct ApiDoc;
+
+/// Declares the `bearer` security scheme the work routes use.
+struct BearerScheme;
+
+impl Modify for BearerScheme {
+    fn modify(&self, openapi: &mut Document) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
+/// Every `/api` route and `/api/openapi.json`.
+pub(crate) fn routes(web: Web) -> Router {
+    let (router, document) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(docs::projects))
+        .routes(routes!(workflows::list, workflows::create))
+        .routes(routes!(workflows::get, workflows::update, workflows::delete))
+        .routes(routes!(workflows::move_to))
+        .routes(routes!(workflows::duplicate))
+        .routes(routes!(workflows::rename))
+        .routes(routes!(workflows::validate))
+        .routes(routes!(workflows::lint))
+        .routes(routes!(workflows::diagram))
+        .routes(routes!(runs::list, runs::start))
+        .routes(routes!(runs::get))
+        .routes(routes!(runs::events))
+        .routes(routes!(runs::resume))
+        .routes(routes!(runs::cancel))
+        .routes(routes!(runs::retry))
+        .routes(routes!(docs::list))
+        .routes(routes!(docs::search))
+        .routes(routes!(docs::get))
+        .routes(routes!(work::list_items, work::create_item))
+        .routes(routes!(work::update_item))
+        .routes(routes!(work::claim_item))
+        .routes(routes!(work::handoff_item))
+        .routes(routes!(work::list_spaces, work::create_space))
+        .routes(routes!(work::list_documents, work::create_document))
+        .routes(routes!(work::get_document, work::update_document))
+        .routes(routes!(work::document_status))
+        .with_state(web)
+        .split_for_parts();
+    let document = Arc::new(document);
+    router.route("/api/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
+}

@@ -1,0 +1,185 @@
+//! The web UI: server-rendered askama pages with htmx for live parts (`hx-sse:connect` on the run page, polling on
+//! the work board). Every page works without JavaScript except the live updates. Routes are registered here, one
+//! line each, grouped by area; each page is a handler, an askama struct and `templates/<area>/<page>.html`, and each
+//! live fragment has its own `_fragment.html` that the full page includes.
+//!
+//! State-changing forms carry the CSRF token of [`crate::csrf`] and answer `303 See Other` back to the page.
+
+mod docs;
+mod runs;
+mod work;
+mod workflows;
+
+use askama::Template;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use serde::Deserialize;
+
+use crate::csrf::Browser;
+use crate::error::ApiError;
+use crate::state::Web;
+use crate::workspace::{self, Project, Workspace};
+
+/// Every page, form target and asset.
+pub(crate) fn routes(web: Web) -> Router {
+    Router::new()
+        .route("/", get(home))
+        .route("/assets/{name}", get(asset))
+        .route("/workflows", get(workflows::list))
+        .route("/workflows/{id}", get(workflows::page))
+        .route("/workflows/{id}/start", post(workflows::start))
+        .route("/runs", get(runs::list))
+        .route("/runs/{id}", get(runs::page))
+        .route("/runs/{id}/live", get(runs::live))
+        .route("/runs/{id}/resume", post(runs::resume))
+        .route("/runs/{id}/cancel", post(runs::cancel))
+        .route("/runs/{id}/retry", post(runs::retry))
+        .route("/open/runs/{id}", get(runs::open))
+        .route("/work", get(work::board))
+        .route("/work/documents", get(work::documents))
+        .route("/work/spaces/{space_id}/documents/{document_id}", get(work::document))
+        .route("/sessions", get(docs::sessions))
+        .route("/docs", get(docs::list))
+        .route("/docs/{slug}", get(docs::page))
+        .with_state(web)
+}
+
+/// What the layout (`base.html`) shows: the workspace switcher and the CSRF token for forms.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    /// The `?project=` value of the current workspace.
+    pub(crate) project: String,
+    /// Its name.
+    pub(crate) workspace_name: String,
+    /// Every workspace, for the switcher.
+    pub(crate) projects: Vec<Project>,
+    /// The page's path, where the switcher sends the choice.
+    pub(crate) path: String,
+    /// The form token of this browser.
+    pub(crate) csrf: String,
+    /// Whether `--project` gives a DeepWork sessions page.
+    pub(crate) has_sessions: bool,
+    /// The browser's CSRF cookie, set on the response when new.
+    browser: Browser,
+}
+
+impl Layout {
+    /// The layout of a page in workspace `ws` at `uri`.
+    pub(crate) async fn new(web: &Web, headers: &HeaderMap, uri: &Uri, ws: &Workspace) -> Result<Layout, PageError> {
+        let browser = web.csrf.browser(headers);
+        Ok(Layout {
+            project: ws.key.clone(),
+            workspace_name: ws.name.clone(),
+            projects: workspace::projects(web).await?,
+            path: uri.path().to_owned(),
+            csrf: web.csrf.token(&browser),
+            has_sessions: web.deepwork.is_some(),
+            browser,
+        })
+    }
+}
+
+/// Renders `page` as the HTML response, setting the CSRF cookie when it is new.
+pub(crate) fn render<T: Template>(layout: &Layout, page: &T) -> Response {
+    let mut response = html(page);
+    if let Some(cookie) = layout.browser.set_cookie() {
+        response.headers_mut().insert(header::SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// `page` as an HTML response (500 if it cannot be rendered).
+pub(crate) fn html<T: Template>(page: &T) -> Response {
+    match page.render() {
+        Ok(body) => ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response(),
+        Err(error) => PageError::from(ApiError::roscoe(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the page cannot be rendered: {error}"),
+        ))
+        .into_response(),
+    }
+}
+
+/// An error shown as an HTML page, with the same status, message and code as the REST API.
+#[derive(Debug)]
+pub(crate) struct PageError(pub(crate) ApiError);
+
+impl From<ApiError> for PageError {
+    fn from(error: ApiError) -> PageError {
+        PageError(error)
+    }
+}
+
+macro_rules! page_error_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for PageError {
+            fn from(error: $t) -> PageError {
+                PageError(error.into())
+            }
+        }
+    )*};
+}
+page_error_from!(cairn_roscoe::Error, cairn_roscoe::runs::RunError, cairn_roscoe::docs::DocsError, cairn_work::Error, cairn_store::Error);
+
+#[derive(Template)]
+#[template(path = "error.html")]
+struct ErrorPage<'a> {
+    status: StatusCode,
+    message: &'a str,
+    code: &'a str,
+}
+
+impl IntoResponse for PageError {
+    fn into_response(self) -> Response {
+        let page = ErrorPage { status: self.0.status, message: self.0.message(), code: self.0.code() };
+        let body = page.render().unwrap_or_else(|_| self.0.message().to_owned());
+        (self.0.status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+    }
+}
+
+/// `?project=`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ProjectParam {
+    /// `global` or a project id.
+    pub(crate) project: Option<String>,
+}
+
+/// A form that carries only the CSRF token (cancel, retry).
+#[derive(Debug, Deserialize)]
+pub(crate) struct CsrfForm {
+    /// The form token.
+    pub(crate) csrf: String,
+}
+
+/// Refuses a form whose token does not match the browser's cookie (`403`).
+pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<(), PageError> {
+    if web.csrf.verify(headers, token) {
+        return Ok(());
+    }
+    Err(PageError(ApiError::roscoe(
+        StatusCode::FORBIDDEN,
+        "csrf",
+        "the form's security token is missing or stale (the server may have restarted); reload the page and try again",
+    )))
+}
+
+/// `/` → the runs of the workspace.
+async fn home(State(web): State<Web>, Query(q): Query<ProjectParam>) -> Result<Redirect, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    Ok(Redirect::to(&format!("/runs?project={}", ws.key)))
+}
+
+/// The vendored htmx files and the stylesheet.
+async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
+    let (body, kind): (&'static str, &'static str) = match name.as_str() {
+        "htmx.min.js" => (include_str!("../assets/htmx.min.js"), "text/javascript"),
+        "hx-sse.min.js" => (include_str!("../assets/hx-sse.min.js"), "text/javascript"),
+        "style.css" => (include_str!("../assets/style.css"), "text/css"),
+        _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
+    };
+    ([(header::CONTENT_TYPE, kind), (header::CACHE_CONTROL, "max-age=3600")], body).into_response()
+}

@@ -1,0 +1,300 @@
+//! Run pages: the filterable list, the run page (graph coloured by node status, timeline with each node's input,
+//! output, error and fan-out children, the pending step with one button per valid human transition, cancel and
+//! retry) whose live part is re-rendered and pushed over SSE whenever the run tree's event log grows, the form
+//! targets, and `/open/runs/{id}` — the deep link every run result carries.
+
+use std::convert::Infallible;
+
+use askama::Template;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, Uri};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{Redirect, Response};
+use cairn_roscoe::engine::Answer;
+use cairn_roscoe::runs::{ListRuns, RunSummary};
+use futures::Stream;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::workflows::Graph;
+use super::{CsrfForm, Layout, PageError, ProjectParam, check_csrf, render};
+use crate::api::RunListQuery;
+use crate::live::Watcher;
+use crate::state::Web;
+use crate::workspace::Workspace;
+
+const STATUSES: [&str; 5] = ["running", "paused", "completed", "failed", "cancelled"];
+
+#[derive(Template)]
+#[template(path = "runs/list.html")]
+struct ListPage {
+    layout: Layout,
+    rows: Vec<RunSummary>,
+    statuses: Vec<String>,
+    status: String,
+    workflow_id: String,
+}
+
+/// The live part of the run page.
+#[derive(Debug, Clone)]
+pub(crate) struct RunLive {
+    run_id: String,
+    project: String,
+    workflow_name: String,
+    status: String,
+    error: String,
+    events: i64,
+    pending: Option<Pending>,
+    cancellable: bool,
+    retryable: bool,
+    output: Option<String>,
+    children: Vec<String>,
+    timeline: Vec<NodeView>,
+    csrf: String,
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    node_id: String,
+    node_type: String,
+    prompt: String,
+    transitions: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct NodeView {
+    node_id: String,
+    node_type: String,
+    status: String,
+    event: String,
+    iteration: i64,
+    started_at: String,
+    input: String,
+    output: String,
+    error: String,
+    child_run_id: String,
+    children: Vec<NodeView>,
+}
+
+#[derive(Template)]
+#[template(path = "runs/page.html")]
+struct RunPage {
+    layout: Layout,
+    live: RunLive,
+    graph: Graph,
+}
+
+#[derive(Template)]
+#[template(path = "runs/_live.html")]
+struct LiveFragment {
+    live: RunLive,
+    graph: Graph,
+}
+
+/// `GET /runs`.
+pub(crate) async fn list(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(q): Query<RunListQuery>,
+) -> Result<Response, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let status = q.status.unwrap_or_default();
+    let workflow_id = q.workflow_id.unwrap_or_default();
+    let query = ListRuns {
+        limit: Some(q.limit.unwrap_or(100)),
+        status: (!status.is_empty()).then(|| status.clone()),
+        workflow_id: (!workflow_id.is_empty()).then(|| workflow_id.clone()),
+        include_children: q.include_children,
+    };
+    let rows = web.runs.list_runs(&ws.scope, &query).await?;
+    let page = ListPage { layout: layout.clone(), rows, statuses: STATUSES.map(String::from).to_vec(), status, workflow_id };
+    Ok(render(&layout, &page))
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
+}
+
+fn node_view(n: &Value) -> NodeView {
+    let s = |key: &str| n[key].as_str().unwrap_or_default().to_owned();
+    NodeView {
+        node_id: s("nodeId"),
+        node_type: s("nodeType"),
+        status: s("status"),
+        event: s("event"),
+        iteration: n["iteration"].as_i64().unwrap_or(1),
+        started_at: s("startedAt"),
+        input: text(&n["input"]),
+        output: text(&n["output"]),
+        error: s("error"),
+        child_run_id: s("childRunId"),
+        children: n["children"].as_array().map(|c| c.iter().map(node_view).collect()).unwrap_or_default(),
+    }
+}
+
+/// Everything the live part shows, read through the run facade.
+async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Result<(RunLive, Graph), PageError> {
+    let events = Watcher::count(web, run_id).await?;
+    let history = web.runs.get_run_history(&ws.scope, run_id).await?;
+    let status = web.runs.get_run_status(&ws.scope, run_id).await?;
+    let graph = web.runs.run_diagram(&ws.scope, run_id).await.map(Graph::from).unwrap_or_default();
+    let run = &history.run;
+    let run_status = run["status"].as_str().unwrap_or_default().to_owned();
+    let top_level = run["parentRunId"].is_null();
+    let pending = status.pending_step.filter(|_| matches!(run_status.as_str(), "paused" | "running")).map(|p| Pending {
+        node_id: p.node_id,
+        node_type: p.node_type,
+        prompt: p.prompt,
+        transitions: p.valid_transitions,
+    });
+    let live = RunLive {
+        run_id: run_id.to_owned(),
+        project: ws.key.clone(),
+        workflow_name: run["workflowName"].as_str().unwrap_or_default().to_owned(),
+        error: run["error"].as_str().unwrap_or_default().to_owned(),
+        events,
+        pending,
+        cancellable: matches!(run_status.as_str(), "running" | "paused"),
+        retryable: top_level && matches!(run_status.as_str(), "failed" | "cancelled"),
+        output: (run_status == "completed").then(|| text(&run["output"])),
+        children: run["childRunIds"]
+            .as_array()
+            .map(|c| c.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+            .unwrap_or_default(),
+        timeline: history.nodes.iter().map(node_view).collect(),
+        status: run_status,
+        csrf,
+    };
+    Ok((live, graph))
+}
+
+/// `GET /runs/{id}`.
+pub(crate) async fn page(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+) -> Result<Response, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let (live, graph) = run_live(&web, &ws, &id, layout.csrf.clone()).await?;
+    Ok(render(&layout, &RunPage { layout: layout.clone(), live, graph }))
+}
+
+/// `?project=&since=` of the live stream.
+#[derive(Debug, Deserialize)]
+pub(crate) struct LiveParam {
+    project: Option<String>,
+    /// The event count the page was rendered at.
+    #[serde(default)]
+    since: i64,
+}
+
+/// `GET /runs/{id}/live`: SSE; each message is the re-rendered live part (htmx swaps it in).
+pub(crate) async fn live(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<LiveParam>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    web.runs.get_run_history(&ws.scope, &id).await?;
+    let csrf = web.csrf.token(&web.csrf.browser(&headers));
+    let watcher = Watcher::new(web.clone(), id, q.since);
+    let stream = futures::stream::unfold((watcher, web, ws, csrf), |(mut watcher, web, ws, csrf)| async move {
+        let body = match watcher.changed().await? {
+            Ok(()) => match run_live(&web, &ws, watcher.run_id(), csrf.clone()).await {
+                Ok((live, graph)) => LiveFragment { live, graph }.render().unwrap_or_default(),
+                Err(error) => format!("<p class=\"error\">{}</p>", escape(error.0.message())),
+            },
+            Err(error) => format!("<p class=\"error\">{}</p>", escape(error.message())),
+        };
+        Some((Ok(Event::default().data(body)), (watcher, web, ws, csrf)))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The human decision form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ResumeForm {
+    csrf: String,
+    transition: String,
+    #[serde(default)]
+    comment: String,
+    #[serde(default)]
+    node_id: String,
+}
+
+/// The run page of `id` (run ids are lower-case alphanumeric; anything else cannot be a run).
+fn back(id: &str, ws: &Workspace) -> Result<Redirect, PageError> {
+    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(cairn_roscoe::runs::RunError::not_found().into());
+    }
+    Ok(Redirect::to(&format!("/runs/{id}?project={}", ws.key)))
+}
+
+/// `POST /runs/{id}/resume`: the person's choice (`decidedBy: "web"`).
+pub(crate) async fn resume(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+    Form(form): Form<ResumeForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
+    let answer = Answer::Human { transition: form.transition, comment, decided_by: "web".into() };
+    let node_id = Some(form.node_id).filter(|n| !n.is_empty());
+    web.runs.advance(&ws.scope, &id, node_id, answer).await?;
+    back(&id, &ws)
+}
+
+/// `POST /runs/{id}/cancel`.
+pub(crate) async fn cancel(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+    Form(form): Form<CsrfForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    web.runs.cancel_run(&ws.scope, &id, Some("cancelled from the web UI".into())).await?;
+    back(&id, &ws)
+}
+
+/// `POST /runs/{id}/retry`.
+pub(crate) async fn retry(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+    Form(form): Form<CsrfForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    web.runs.retry_run(&ws.scope, &id).await?;
+    back(&id, &ws)
+}
+
+/// `GET /open/runs/{id}?project=`: the run's page.
+pub(crate) async fn open(
+    State(web): State<Web>,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+) -> Result<Redirect, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    back(&id, &ws)
+}

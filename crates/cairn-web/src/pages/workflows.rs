@@ -1,0 +1,199 @@
+//! Workflow pages: the list (source badge, shadowed marker, validation state), one workflow (diagram, validation
+//! and lint, YAML, a form that starts a run), and the graph view the run page reuses.
+//!
+//! The diagram is drawn as HTML boxes, one per node with its outgoing transitions, coloured by run status: the
+//! Mermaid bundle is megabytes, too large to vendor for this.
+
+use askama::Template;
+use axum::extract::{Form, Path, Query, State};
+use axum::http::{HeaderMap, Uri};
+use axum::response::{Redirect, Response};
+use cairn_roscoe::diagram::Diagram;
+use cairn_roscoe::{Source, Subject};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{Layout, PageError, check_csrf, render};
+use crate::error::ApiError;
+use crate::state::{Web, blocking};
+use crate::workspace::Workspace;
+
+/// A diagram for the templates: nodes in file order, each with its transitions.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Graph {
+    /// The nodes.
+    pub(crate) nodes: Vec<GraphNode>,
+}
+
+/// One node of a [`Graph`].
+#[derive(Debug, Clone)]
+pub(crate) struct GraphNode {
+    /// The node id.
+    pub(crate) id: String,
+    /// Its label.
+    pub(crate) label: String,
+    /// Its type.
+    pub(crate) kind: String,
+    /// Its status in the run shown ("" when none).
+    pub(crate) status: String,
+    /// `(event, target)` per transition.
+    pub(crate) edges: Vec<(String, String)>,
+}
+
+impl From<Diagram> for Graph {
+    fn from(diagram: Diagram) -> Graph {
+        let nodes = diagram
+            .nodes
+            .iter()
+            .map(|n| GraphNode {
+                id: n.id.clone(),
+                label: n.label.clone(),
+                kind: serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
+                status: n.status.map(|s| s.as_str().to_owned()).unwrap_or_default(),
+                edges: diagram
+                    .edges
+                    .iter()
+                    .filter(|e| e.from == n.id)
+                    .map(|e| (e.event.clone(), e.to.clone()))
+                    .collect(),
+            })
+            .collect();
+        Graph { nodes }
+    }
+}
+
+/// `?project=&source=`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SourceParam {
+    project: Option<String>,
+    source: Option<Source>,
+}
+
+struct Row {
+    id: String,
+    name: String,
+    description: String,
+    source: String,
+    shadowed: bool,
+    valid: bool,
+    problem: String,
+}
+
+#[derive(Template)]
+#[template(path = "workflows/list.html")]
+struct ListPage {
+    layout: Layout,
+    rows: Vec<Row>,
+}
+
+#[derive(Template)]
+#[template(path = "workflows/page.html")]
+struct WorkflowPage {
+    layout: Layout,
+    id: String,
+    name: String,
+    description: String,
+    source: String,
+    errors: Vec<String>,
+    warnings: Vec<(String, String)>,
+    graph: Graph,
+    yaml: String,
+}
+
+/// `GET /workflows`.
+pub(crate) async fn list(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    uri: Uri,
+    Query(q): Query<SourceParam>,
+) -> Result<Response, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let roscoe = web.roscoe.clone();
+    let rows = blocking(move || {
+        let found = roscoe.list_workflows(&ws.scope, q.source)?;
+        Ok(found
+            .into_iter()
+            .map(|w| {
+                let subject = Subject::Stored { id: w.id.clone(), source: Some(w.source) };
+                let (valid, problem) = match (&w.error, roscoe.validate_workflow(&ws.scope, &subject)) {
+                    (Some(error), _) => (false, error.clone()),
+                    (None, Ok(v)) => (v.valid, v.errors.first().cloned().unwrap_or_default()),
+                    (None, Err(e)) => (false, e.to_string()),
+                };
+                Row {
+                    id: w.id,
+                    name: w.name,
+                    description: w.description.unwrap_or_default(),
+                    source: w.source.to_string(),
+                    shadowed: w.shadowed,
+                    valid,
+                    problem,
+                }
+            })
+            .collect::<Vec<_>>())
+    })
+    .await?;
+    Ok(render(&layout, &ListPage { layout: layout.clone(), rows }))
+}
+
+/// `GET /workflows/{id}`.
+pub(crate) async fn page(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    uri: Uri,
+    Path(id): Path<String>,
+    Query(q): Query<SourceParam>,
+) -> Result<Response, PageError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let roscoe = web.roscoe.clone();
+    let page = blocking(move || {
+        let detail = roscoe.get_workflow(&ws.scope, &id, q.source)?;
+        let subject = Subject::Stored { id: id.clone(), source: Some(detail.source) };
+        let linted = roscoe.lint_workflow(&ws.scope, &subject)?;
+        let graph = roscoe.workflow_diagram(&ws.scope, &subject).map(Graph::from).unwrap_or_default();
+        let text = |key: &str| detail.config.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
+        Ok(WorkflowPage {
+            layout,
+            name: text("name"),
+            description: text("description"),
+            source: detail.source.to_string(),
+            errors: linted.errors,
+            warnings: linted.warnings.into_iter().map(|w| (w.code, w.message)).collect(),
+            graph,
+            yaml: std::fs::read_to_string(&detail.path).unwrap_or_default(),
+            id,
+        })
+    })
+    .await?;
+    Ok(render(&page.layout, &page))
+}
+
+/// The start form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct StartForm {
+    csrf: String,
+    #[serde(default)]
+    input: String,
+}
+
+/// `POST /workflows/{id}/start`: starts a run (`source: "web"`) and shows it.
+pub(crate) async fn start(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<SourceParam>,
+    Form(form): Form<StartForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let input = match form.input.trim() {
+        "" | "{}" => None,
+        text => Some(serde_json::from_str::<Value>(text).map_err(|e| {
+            ApiError::roscoe(axum::http::StatusCode::BAD_REQUEST, "invalid_input", format!("the input is not JSON: {e}"))
+        })?),
+    };
+    let started = web.runs.start_workflow(&ws.scope, &id, q.source, input, "web").await?;
+    Ok(Redirect::to(&format!("/runs/{}?project={}", started.result.run_id, ws.key)))
+}

@@ -1,0 +1,45 @@
+//! The state every REST endpoint and page handler shares: the domain services (the same ones the MCP tools call),
+//! the optional DeepWork project, the CSRF key and what `?project=` means when it is absent.
+
+use cairn_roscoe::Runs;
+use cairn_store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::app::DeepworkProject;
+use crate::csrf::Csrf;
+
+/// Shared by every handler; cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct Web {
+    /// The database (only the read-only `observe` queries are used here directly).
+    pub(crate) store: Store,
+    /// Roscoe authoring and docs.
+    pub(crate) roscoe: cairn_roscoe::Service,
+    /// Roscoe runs.
+    pub(crate) runs: Runs,
+    /// Work items, spaces and documents.
+    pub(crate) work: cairn_work::Service,
+    /// The DeepWork project of `--project`, if any.
+    pub(crate) deepwork: Option<DeepworkProject>,
+    /// Signs and checks form tokens.
+    pub(crate) csrf: Csrf,
+    /// True when only loopback hosts may address the server: then the web UI's work pages act as the local person.
+    pub(crate) loopback_only: bool,
+    /// Cancelled at shutdown, so live streams end and the server can stop.
+    pub(crate) shutdown: CancellationToken,
+}
+
+/// Runs `work` (file-system or git work of the roscoe services) on the blocking pool.
+pub(crate) async fn blocking<T, F>(work: F) -> Result<T, crate::error::ApiError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, crate::error::ApiError> + Send + 'static,
+{
+    tokio::task::spawn_blocking(work).await.unwrap_or_else(|join| {
+        Err(crate::error::ApiError::roscoe(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            format!("the request's worker failed: {join}"),
+        ))
+    })
+}
