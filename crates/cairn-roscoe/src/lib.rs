@@ -7,7 +7,11 @@
 //! The authoring facade is [`Service`]: given a [`Scope`] (resolved from a call's `cwd` / `global: true`, see
 //! [`scope`]) it lists, reads, writes, moves, duplicates, renames (with a formatting-preserving reference cascade)
 //! and deletes workflow files in the repo and global [`sources`], and validates and lints them, returning plain
-//! result structs or an [`Error`] with the seed's codes. The engine and runs come later.
+//! result structs or an [`Error`] with the seed's codes.
+//!
+//! Runs have their own facade, [`Runs`] (in [`runs`]): it stores runs in the database (`cairn-store`), applies each
+//! event with the pure state machine [`engine::apply`] in one transaction with a version check, and carries out the
+//! effects the engine asks for (scripts, child runs), for the run tools and `test_workflow`.
 //!
 //! Two read-only authoring helpers sit beside it, both plain data with no I/O: [`diagram`] draws a workflow as
 //! Mermaid plus nodes and edges (`get_workflow_diagram`), and [`authoring_guide`] assembles what
@@ -18,7 +22,7 @@
 //! embedded from `docs/roscoe/`.
 //!
 //! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the tools (one file each under
-//! `tools/`) and dispatches each call to one [`Service`] method; it is the only module that knows rmcp.
+//! `tools/`) and dispatches each call to one [`Service`] or [`Runs`] method; it is the only module that knows rmcp.
 
 pub mod authoring_guide;
 pub mod clock;

@@ -10,6 +10,8 @@ mod cairn_serve;
 mod docs;
 mod isolation;
 mod protocol;
+mod runs_concurrency;
+mod runs_crash;
 mod runs_fanout;
 mod runs_lifecycle;
 mod runs_subworkflow;

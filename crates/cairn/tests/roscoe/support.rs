@@ -154,6 +154,15 @@ impl Client {
         Client { service, _server: None }
     }
 
+    /// [`Client::stdio`], also giving the server's process id (to kill it).
+    pub async fn stdio_with_pid(mut command: Command) -> (Client, u32) {
+        command.stderr(Stdio::null());
+        let transport = TokioChildProcess::new(command).expect("spawn the server");
+        let pid = transport.id().expect("the server's pid");
+        let service = ().serve(transport).await.expect("initialize over stdio");
+        (Client { service, _server: None }, pid)
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let Value::Object(args) = args else { panic!("arguments must be an object") };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
