@@ -89,6 +89,12 @@ pub enum Event {
     Retry,
     /// The process executing the run's synchronous node is gone.
     RunnerLost,
+    /// Nobody answered the pending step of node run `node_run_id` within its node's `timeoutMs` (human nodes): the
+    /// node takes its `timeout` transition.
+    StepTimedOut {
+        /// The paused node run.
+        node_run_id: String,
+    },
 }
 
 /// The host's answer to a pending step; the variant is the tool that sent it.
@@ -356,6 +362,19 @@ impl Engine<'_> {
                     Finish::failed(summary, format!("subworkflow: {message}"), code)
                 };
                 self.finish_open(finish);
+                self.drive();
+            }
+            Event::StepTimedOut { node_run_id } => {
+                let waiting = self.run.open.as_ref().is_some_and(|open| {
+                    open.id == node_run_id && self.run.status == RunStatus::Paused
+                });
+                if !waiting {
+                    return Err(Rejection::new(
+                        "stale_step",
+                        format!("node run {node_run_id} is no longer waiting"),
+                    ));
+                }
+                self.finish_open(Finish::ok(json!({ "timedOut": true }), "timeout"));
                 self.drive();
             }
             Event::Cancel { reason } => self.cancel(reason)?,

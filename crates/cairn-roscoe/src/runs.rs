@@ -24,11 +24,11 @@ use serde_json::{Map, Value, json};
 
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::{SystemEnv, now_ms};
-use crate::definition::{self, Workflow};
+use crate::definition::{self, NodeType, Workflow};
 use crate::diagram::{Diagram, NodeStatus, diagram_with_status};
 use crate::engine::{
-    self, Answer, ChildJob, Effect, Event, ModelSettings, Outcome, Price, Rejection, Run,
-    RunStatus, ScriptJob, ScriptResult,
+    self, Answer, ChildJob, Effect, Event, ModelSettings, Outcome, PendingStep, Price, Rejection,
+    Run, RunStatus, ScriptJob, ScriptResult,
 };
 use crate::scope::Scope;
 use crate::service::Service;
@@ -368,13 +368,36 @@ impl Runs {
         Ok(view::deepest(&tree, root_id).id.clone())
     }
 
-    /// Marks every run of the tree whose executing process is gone as failed (`runner_lost`).
+    /// Brings a tree up to date before it is read or changed: runs whose executing process is gone fail
+    /// (`runner_lost`), and human steps left unanswered past their node's `timeoutMs` take their `timeout` route.
     async fn detect_lost(&self, root_id: &str) -> Result<(), RunError> {
         let mut conn = self.inner.store.read().await?;
         let tree = rows::runs_in_tree(&mut conn, root_id).await?;
+        let mut expired = Vec::new();
+        for row in tree.iter().filter(|r| r.status == "paused") {
+            let Some(step) = row.pending_step.as_deref().and_then(|p| serde_json::from_str::<PendingStep>(p).ok())
+            else {
+                continue;
+            };
+            let (workflow, _) = self.inner.snapshots.decode(&row.workflow_id, &row.workflow_snapshot)?;
+            let timeout = workflow
+                .node(&step.node_id)
+                .filter(|n| n.kind == NodeType::Human)
+                .and_then(|n| n.timeout_ms);
+            if let Some(timeout) = timeout
+                && let Some(open) = rows::open_node_run(&mut conn, &row.id).await?
+                && now_ms() >= open.started_at + timeout as i64
+            {
+                expired.push((row.id.clone(), open.id));
+            }
+        }
         drop(conn);
         for row in tree.iter().filter(|r| self.is_lost(r)) {
             self.drive(&row.id, Event::RunnerLost).await?;
+        }
+        for (run_id, node_run_id) in expired {
+            // Another caller may have answered or timed it out first; then there is nothing to do.
+            let _ = self.drive(&run_id, Event::StepTimedOut { node_run_id }).await;
         }
         Ok(())
     }

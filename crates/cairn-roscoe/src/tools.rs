@@ -1,4 +1,5 @@
-//! The MCP adapter: the 13 roscoe authoring tools, one file each, and the server that lists and dispatches them.
+//! The MCP adapter: the roscoe tools (authoring, runs, skill import, docs), one file each, and the server that lists
+//! and dispatches them.
 //!
 //! A tool parses its arguments, resolves the call's [`Scope`] from `cwd` / `global`, runs one [`Service`] operation on
 //! a blocking thread (git and file I/O), and wraps the outcome. Envelopes (seed "MCP tools reference" and §13):
@@ -8,7 +9,10 @@
 //!   arguments (`invalid_input`) — is `isError: true` with the seed's `{ error, code, … }` object, again as text and
 //!   as `structuredContent`;
 //! - an invalid *workflow* given to `validate_workflow` / `lint_workflow` is a normal result (the tool worked);
-//! - a `rename_workflow` that rolled back is `isError: true` with its full result (`rolledBack: true`, `code`).
+//! - a `rename_workflow` that rolled back is `isError: true` with its full result (`rolledBack: true`, `code`);
+//! - the run tools (seed: `isError` only for server failures) answer user errors — `Run not found.`, `stale_step`,
+//!   `wrong_tool`, … — as a normal result `{ error, code }`, and `test_workflow` its `{ ok: false, code, message }`;
+//!   their scope errors and bad arguments are `isError` like every tool's.
 //!
 //! This is the only module of the crate that knows rmcp; it holds no state beyond the service and the tool list.
 
@@ -73,7 +77,11 @@ source; a repo workflow shadows a global one with the same id). Every tool excep
 `cwd` (the absolute path you are working in) or `global: true`, never both. Before writing a workflow call get_workflow_schema once; check \
 drafts with validate_workflow / lint_workflow; picture one with get_workflow_diagram. Call list_workflow_references \
 before delete_workflow or rename_workflow. Turn a SKILL.md into a workflow with list_skills, convert_skill and \
-finalize_skill_conversion. Questions about cairn itself: search_docs, ask_docs, answer_docs. Errors are JSON `{ error, code }`: branch on `code`.";
+finalize_skill_conversion. Questions about cairn itself: search_docs, ask_docs, answer_docs. Run a workflow with \
+start_workflow and answer each `pendingStep` with the tool for its nodeType (ai_agent / ai_judge: advance_run; \
+consensus: advance_consensus; round_robin: advance_round_robin; map: advance_map); a human step must be shown to the \
+user with its validTransitions as a numbered list, and resume_run called only with the user's own choice — never \
+autonomously. Check a workflow on mocks with test_workflow. Errors are JSON `{ error, code }`: branch on `code`.";
 
 /// The roscoe MCP server: the tool list and dispatch over a [`Service`] (workflows) and [`Runs`] (runs).
 #[derive(Debug, Clone)]

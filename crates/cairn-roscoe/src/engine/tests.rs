@@ -256,3 +256,17 @@ fn subworkflow_waits_for_its_child_and_follows_its_outcome() {
     assert_eq!(done.run.status, RunStatus::Completed);
     assert_eq!(done.run.output.unwrap()["output"], json!({ "x": 1 }));
 }
+
+#[test]
+fn an_unanswered_human_step_takes_its_timeout_transition() {
+    let yaml = "name: t\ninitial: ask\nnodes:\n  ask:\n    type: human\n    timeoutMs: 1000\n    config: { prompt: go? }\n    transitions: { go: $end, timeout: $fail }\n";
+    let r = check(&run(yaml, json!({})), Event::Start).run;
+    assert_eq!(r.pending.as_ref().unwrap().valid_transitions, ["go"], "timeout is not a choice");
+    let open = r.open.as_ref().unwrap().id.clone();
+    let stale = Event::StepTimedOut { node_run_id: "other".into() };
+    assert_eq!(apply(&r, stale, &mut TestEnv { next: 0 }).unwrap_err().code, "stale_step");
+    let timed_out = check(&r, Event::StepTimedOut { node_run_id: open });
+    assert_eq!(timed_out.run.status, RunStatus::Failed);
+    assert_eq!(timed_out.run.error_code.as_deref(), Some("routed_to_fail"));
+    assert_eq!(timed_out.records[0].event.as_deref(), Some("timeout"));
+}

@@ -270,3 +270,48 @@ async fn cancel_kills_a_running_script_and_retry_reruns_a_failed_one() {
     assert_eq!(not_failed["code"], "not_retryable");
     Arc::try_unwrap(client).ok().unwrap().close().await;
 }
+
+#[tokio::test]
+async fn a_run_started_over_http_is_answered_by_a_stdio_server_on_the_same_database() {
+    let env = Env::new();
+    let repo = env.repo("proj");
+    write_workflow(&repo, "review", REVIEW);
+    let cwd = s(&repo);
+    let http = env.connect_over(Transport::Http).await;
+    let started = http.ok("start_workflow", json!({ "cwd": cwd, "id": "review" })).await;
+    assert_eq!(pending(&started, "nodeType"), "ai_judge", "{started}");
+    let run_id = started["runId"].as_str().unwrap();
+
+    let stdio = env.connect().await;
+    let judged = stdio
+        .ok("advance_run", json!({ "cwd": cwd, "run_id": run_id, "response": r#"{"verdict": "approve"}"# }))
+        .await;
+    assert_eq!(pending(&judged, "nodeType"), "human");
+    let status = http.ok("get_run_status", json!({ "cwd": cwd, "run_id": run_id })).await;
+    assert_eq!(status["pendingStep"], judged["pendingStep"]);
+    let done = http.ok("resume_run", json!({ "cwd": cwd, "run_id": run_id, "transition": "1" })).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    stdio.close().await;
+    http.close().await;
+}
+
+#[tokio::test]
+async fn an_unanswered_human_step_takes_its_timeout_route_when_next_looked_at() {
+    let env = Env::new();
+    let repo = env.repo("proj");
+    write_workflow(
+        &repo,
+        "ask",
+        "name: ask\ninitial: ask\nnodes:\n  ask:\n    type: human\n    timeoutMs: 1\n    config: { prompt: go? }\n    transitions: { go: $fail, timeout: $end }\n",
+    );
+    let client = env.connect().await;
+    let cwd = s(&repo);
+    let started = client.ok("start_workflow", json!({ "cwd": cwd, "id": "ask" })).await;
+    assert_eq!(started["pendingStep"]["validTransitions"], json!(["go"]));
+    let run_id = started["runId"].as_str().unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let status = client.ok("get_run_status", json!({ "cwd": cwd, "run_id": run_id })).await;
+    assert_eq!(status["status"], "completed", "{status}");
+    assert_eq!(status["output"], json!({ "timedOut": true }));
+    client.close().await;
+}
