@@ -1,0 +1,122 @@
+// The web UI in a real browser (Debian chromium driven by playwright-core), against a running `cairn serve`.
+//
+// Environment: CAIRN_BASE (the server's base URL), CAIRN_TOKEN (a work token of the local account, for /mcp),
+// PLAYWRIGHT_DIR (where `npm install playwright-core` put node_modules), CHROMIUM (the browser binary),
+// ARTIFACTS (a folder for screenshots). The workflow `ship` (ai_agent `draft` → human `ask`) must exist globally.
+//
+// It starts the workflow through /roscoe/mcp, opens the run's `url`, advances the agent step through MCP while the
+// page is open and waits for the page to show the human decision without a reload (SSE), clicks the decision,
+// sees the run complete, then opens the work board and sees a claim made through /mcp appear. Every check prints
+// one line; the last line is "N passed, 0 failed".
+
+import path from 'node:path';
+import fs from 'node:fs';
+
+const base = process.env.CAIRN_BASE;
+const token = process.env.CAIRN_TOKEN;
+const artifacts = process.env.ARTIFACTS;
+const { chromium } = await import(path.join(process.env.PLAYWRIGHT_DIR, 'node_modules', 'playwright-core', 'index.mjs'));
+
+let passed = 0;
+function check(condition, what) {
+  if (!condition) {
+    console.log(`FAIL ${what}`);
+    throw new Error(what);
+  }
+  passed += 1;
+  console.log(`ok ${what}`);
+}
+
+// A minimal MCP client over Streamable HTTP: initialize, then tools/call, reading JSON-RPC from the SSE answers.
+async function mcp(endpoint, headers = {}) {
+  let session = null;
+  let id = 0;
+  async function post(message) {
+    const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
+    if (session) h['mcp-session-id'] = session;
+    const response = await fetch(base + endpoint, { method: 'POST', headers: h, body: JSON.stringify(message) });
+    if (!response.ok && response.status !== 202) throw new Error(`${endpoint}: HTTP ${response.status} ${await response.text()}`);
+    session = response.headers.get('mcp-session-id') ?? session;
+    const text = await response.text();
+    if (!('id' in message)) return null;
+    const lines = (response.headers.get('content-type') ?? '').includes('event-stream')
+      ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).filter(Boolean)
+      : [text];
+    for (const line of lines) {
+      const parsed = JSON.parse(line);
+      if (parsed.id === message.id) return parsed;
+    }
+    throw new Error(`${endpoint}: no answer to ${message.method}: ${text}`);
+  }
+  await post({ jsonrpc: '2.0', id: ++id, method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser-test', version: '1' } } });
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return async (name, args) => {
+    const answer = await post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name, arguments: args } });
+    const result = answer.result;
+    if (result.structuredContent) return result.structuredContent;
+    return JSON.parse(result.content.map((c) => c.text).join(''));
+  };
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM,
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const roscoe = await mcp('/roscoe/mcp');
+
+  // Start through MCP; the result's url is the deep link to the run page.
+  const started = await roscoe('start_workflow', { global: true, id: 'ship' });
+  check(started.status === 'paused' && started.pendingStep?.nodeId === 'draft', 'the run waits at the agent step');
+  check(started.url.startsWith(`${base}/open/runs/${started.runId}?project=global`), `the run url names this server: ${started.url}`);
+  await page.goto(started.url);
+  check(new URL(page.url()).pathname === `/runs/${started.runId}`, '/open/runs/… redirects to the run page');
+  await page.locator('#pending').filter({ hasText: 'draft' }).waitFor();
+  check(await page.locator('#decision').count() === 0, 'no decision buttons while an agent holds the step');
+  await page.evaluate(() => { window.notReloaded = true; });
+
+  // Advance through MCP while the page is open: it must show the human step by itself.
+  const advanced = await roscoe('advance_run', { global: true, run_id: started.runId, node_id: 'draft', response: 'A haiku about cairns' });
+  check(advanced.pendingStep?.nodeType === 'human', 'MCP advanced the run to the human step');
+  const ship = page.locator('#decision button[value="ship"]');
+  await ship.waitFor({ timeout: 20000 });
+  check(await page.evaluate(() => window.notReloaded === true), 'the run page updated live, without a reload');
+  const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => b.value));
+  check(JSON.stringify(buttons) === JSON.stringify(['ship', 'stop']), `one button per valid transition: ${buttons}`);
+  check(await page.locator('#timeline tr[data-node="draft"]').count() === 1, 'the timeline lists the agent step');
+  await page.screenshot({ path: path.join(artifacts, 'run-page.png'), fullPage: true });
+
+  // The person decides in the browser.
+  await ship.click();
+  await page.locator('#run-status[data-status="completed"]').waitFor();
+  check(true, 'clicking the decision completes the run');
+  const status = await roscoe('get_run_status', { global: true, run_id: started.runId });
+  check(status.status === 'completed', 'MCP sees the run completed');
+  await page.screenshot({ path: path.join(artifacts, 'run-completed.png'), fullPage: true });
+
+  // The work board shows a claim made through /mcp, and item text stays text.
+  const work = await mcp('/mcp', { authorization: `Bearer ${token}` });
+  const space = await work('decisions_create_space', { name: 'Web UI' });
+  const spaceId = space.space?.id ?? space.id;
+  const created = await work('work_create', { space_id: spaceId, title: 'Render the <b>board</b>', notes: 'Columns by state.' });
+  const itemId = created.item?.id ?? created.id;
+  await work('work_create', { space_id: spaceId, title: 'Write the README screenshots' });
+  await page.goto(`${base}/work`);
+  const card = page.locator(`.card[data-item="${itemId}"]`);
+  await card.waitFor();
+  check(await page.locator(`[data-state="open"] .card[data-item="${itemId}"]`).count() === 1, 'the new item is open');
+  check((await card.locator('.title').textContent()).includes('<b>board</b>'), 'item text is escaped, not markup');
+  await page.evaluate(() => { window.notReloaded = true; });
+  await work('work_claim', { item_id: itemId, claimant: 'claude-worker' });
+  await page.locator(`[data-state="claimed"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
+  check((await card.locator('.claimant').textContent()).includes('claude-worker'), 'the board shows who claimed it');
+  check(await page.evaluate(() => window.notReloaded === true), 'the board updated without a reload');
+  await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
+} finally {
+  await browser.close();
+}
+fs.writeFileSync(path.join(artifacts, 'browser.ok'), `${passed}\n`);
+console.log(`${passed} passed, 0 failed`);

@@ -1,0 +1,13 @@
+//! End-to-end tests of `cairn serve`'s REST API and web UI: the real binary on a port it picks, on a private
+//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`) and with a real browser (`browser.rs`, which drives
+//! `browser.mjs` with Node, playwright-core and Debian's chromium).
+
+// Test helpers are shared between the modules of this one test binary.
+#![allow(unreachable_pub)]
+
+#[path = "../common/cairn_serve.rs"]
+mod cairn_serve;
+mod api;
+mod browser;
+mod pages;
+mod support;

@@ -1,0 +1,59 @@
+//! What the web tests share: a server on a fresh home with the `ship` workflow (an agent step, then a human
+//! decision), a work token of the local account, and a plain HTTP client that does not follow redirects.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tokio::process::Command;
+
+use crate::cairn_serve::Served;
+
+/// An agent drafts, a person decides.
+pub const SHIP: &str = "name: ship\ndescription: Draft, then a person decides\ninitial: draft\nnodes:\n  draft:\n    \
+    type: ai_agent\n    label: Draft\n    config: { prompt: Write a haiku }\n    transitions: { success: ask }\n  ask:\n    \
+    type: human\n    label: Ship?\n    config: { prompt: Ship it? }\n    transitions: { ship: $end, stop: $fail }\n";
+
+/// Only a person's decision.
+pub const DECIDE: &str = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    config: { prompt: Go? }\n    \
+    transitions: { ship: $end, stop: $fail }\n";
+
+/// A running server and its home.
+pub struct Env {
+    /// The server.
+    pub served: Served,
+    /// `$CAIRN_HOME`.
+    pub home: PathBuf,
+    _tmp: tempfile::TempDir,
+}
+
+/// Starts `cairn serve` on a fresh home holding the global workflow `ship`.
+pub async fn start() -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();
+    std::fs::write(home.join("workflows").join("decide.yaml"), DECIDE).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.arg("serve").env("CAIRN_HOME", &home).env_remove("CAIRN_DATABASE_URL").env_remove("ROSCOE_PUBLIC_URL");
+    let served = Served::start(command).await;
+    Env { served, home, _tmp: tmp }
+}
+
+/// A work token of the local account with every scope (`cairn work token create`).
+pub fn token(home: &Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["work", "token", "create", "--principal", "claude-worker", "--kind", "agent"])
+        .args(["--scopes", "mcp:read,mcp:write,decisions:read,decisions:write"])
+        .env("CAIRN_HOME", home)
+        .env_remove("CAIRN_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let value: Value = serde_json::from_slice(&out.stdout).unwrap();
+    value["token"].as_str().unwrap().to_owned()
+}
+
+/// An HTTP client that shows redirects instead of following them.
+pub fn http() -> reqwest::Client {
+    reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
