@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what the web UI's browser test (crates/cairn/tests/web/browser.rs) needs: Debian's chromium and the npm
+# package playwright-core under target/web-test (never a browser download of playwright's own).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if [[ ! -x /usr/bin/chromium ]]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends chromium > /dev/null
+fi
+/usr/bin/chromium --version
+
+dir=target/web-test
+if [[ ! -d $dir/node_modules/playwright-core ]]; then
+  mkdir -p "$dir"
+  npm install --prefix "$dir" --no-audit --no-fund --silent playwright-core@1.65.1
+fi
+echo "playwright-core $(node -p "require('./$dir/node_modules/playwright-core/package.json').version")"
