@@ -37,6 +37,7 @@ mod references;
 pub mod runs;
 pub mod scope;
 mod service;
+mod summaries;
 pub mod skills;
 pub mod sources;
 pub mod tools;

@@ -2,11 +2,17 @@
 //!
 //! A `cwd` is canonicalised; its project root is `git rev-parse --show-toplevel` run there (each worktree is its
 //! own project), or the canonical `cwd` itself outside git. projectId is the first 16 hex chars of the SHA-256 of the
-//! canonical root path. Nothing here is process-global: every call resolves its own [`Scope`] value and passes it
-//! along, so two calls with different `cwd`s never share a project. This module does not touch the database.
+//! canonical root path. Every call resolves its own [`Scope`] value and passes it along, so two calls with different
+//! `cwd`s never share a project. This module does not touch the database.
+//!
+//! git's answer is remembered per directory together with the nearest `.git` entry a plain walk up from it finds
+//! (a few `stat`s): while that entry stays where it was, git would answer the same, so the call spawns no process;
+//! when a repository appears, moves or goes away between the directory and its old root, git is asked again.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{LazyLock, Mutex};
 
 use sha2::{Digest, Sha256};
 
@@ -65,7 +71,7 @@ impl Scope {
         if !canonical.is_dir() {
             return Err(invalid("is not a directory"));
         }
-        let root = git_toplevel(&canonical).unwrap_or_else(|| canonical.clone());
+        let root = remembered_toplevel(&canonical).unwrap_or_else(|| canonical.clone());
         Ok(Scope::Project {
             project_id: project_id(&root),
             cwd: canonical,
@@ -94,6 +100,30 @@ impl Scope {
 pub fn project_id(root: &Path) -> String {
     let digest = Sha256::digest(root.to_string_lossy().as_bytes());
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// git's top-level per canonical directory, with the nearest `.git` entry seen when git was asked.
+type Toplevels = HashMap<PathBuf, (Option<PathBuf>, Option<PathBuf>)>;
+static TOPLEVELS: LazyLock<Mutex<Toplevels>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// [`git_toplevel`] of `dir`, asked again only when the nearest `.git` entry above `dir` changed.
+fn remembered_toplevel(dir: &Path) -> Option<PathBuf> {
+    let marker = nearest_git_entry(dir);
+    let known = TOPLEVELS.lock().unwrap_or_else(|e| e.into_inner()).get(dir).cloned();
+    if let Some((toplevel, seen)) = known
+        && seen == marker
+        && toplevel.as_ref().is_none_or(|t| t.is_dir())
+    {
+        return toplevel;
+    }
+    let toplevel = git_toplevel(dir);
+    TOPLEVELS.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf(), (toplevel.clone(), marker));
+    toplevel
+}
+
+/// The nearest `dir/.git`, `dir/../.git`, … that exists (a repository's directory or a worktree's file).
+fn nearest_git_entry(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors().map(|d| d.join(".git")).find(|entry| entry.symlink_metadata().is_ok())
 }
 
 /// The canonical git top-level of `dir`, `None` outside git (or without a git binary).
@@ -200,6 +230,27 @@ pub(crate) mod tests {
         }
         let at_root = check(Some(dir.path().to_str().unwrap()), None).unwrap();
         assert_eq!(at_root.project_id(), scope.project_id());
+    }
+
+    #[test]
+    fn the_remembered_root_follows_repositories_that_appear_and_vanish() {
+        let dir = tempfile::tempdir().unwrap();
+        let outer = dir.path().canonicalize().unwrap();
+        let inner = outer.join("inner");
+        let sub = inner.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let root_of = |d: &Path| check(Some(d.to_str().unwrap()), None).unwrap().root().unwrap().to_path_buf();
+        // Not in a repository (the temporary directory is outside any): its own project.
+        if nearest_git_entry(&sub).is_none() {
+            assert_eq!(root_of(&sub), sub);
+        }
+        git_init(&outer);
+        assert_eq!(root_of(&sub), outer, "a repository above appears");
+        git_init(&inner);
+        assert_eq!(root_of(&sub), inner, "a nested repository appears");
+        assert_eq!(root_of(&sub), inner, "asked again: the same answer");
+        std::fs::remove_dir_all(inner.join(".git")).unwrap();
+        assert_eq!(root_of(&sub), outer, "the nested repository goes away");
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! it knows nothing about MCP, HTTP or the database.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +21,7 @@ use crate::definition::{self, Diagnostic, Options, Severity, Stage};
 use crate::diagram::{Diagram, diagram};
 use crate::error::{Error, Referrer};
 use crate::files::{copy_tree, move_tree, write_atomic};
+use crate::summaries::Summaries;
 use crate::references::{NodeRef, subworkflow_refs, subworkflow_targets};
 use crate::scope::Scope;
 use crate::sources::{Located, MAX_FILE_BYTES, Source, Sources, check_id};
@@ -29,6 +31,8 @@ use crate::yaml_edit::replace_scalar;
 #[derive(Clone, Debug)]
 pub struct Service {
     home: PathBuf,
+    /// What `list_workflows` shows of each file, re-read only when the file changes.
+    summaries: Arc<Summaries>,
 }
 
 /// A workflow's contents as given to a writer: YAML text or a config object (`yaml` / `config` inputs).
@@ -374,7 +378,7 @@ fn rename_name(text: &str, old: &str, new: &str) -> Result<String, Error> {
 impl Service {
     /// A service whose global source is `<home>/workflows`.
     pub fn new(home: impl Into<PathBuf>) -> Self {
-        Service { home: home.into() }
+        Service { home: home.into(), summaries: Arc::default() }
     }
 
     /// The cairn home.
@@ -453,27 +457,12 @@ impl Service {
                     shadowed: l.source == Source::Global && repo_ids.contains(l.id.as_str()),
                     error: None,
                 };
-                match l.read().and_then(|text| {
-                    cairn_yaml::parse(&text).map_err(|message| Error::InvalidConfig {
-                        message: format!("not valid YAML: {message}"),
-                        details: Vec::new(),
-                    })
-                }) {
-                    Ok(doc) => {
-                        if let Some(name) = doc.value.get("name").and_then(Value::as_str) {
-                            summary.name = name.to_owned();
-                        }
-                        summary.description = doc
-                            .value
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        if !doc.value.is_object() {
-                            summary.error = Some("the file is not a YAML mapping".into());
-                        }
-                    }
-                    Err(e) => summary.error = Some(e.to_string()),
+                let heading = self.summaries.heading(l);
+                if let Some(name) = heading.name {
+                    summary.name = name;
                 }
+                summary.description = heading.description;
+                summary.error = heading.error;
                 summary
             })
             .collect())
