@@ -242,7 +242,7 @@ fn normalize(answer: &str) -> String {
 /// The quorum rule: the one verdict at or above quorum (the most voted if several, none on a tie).
 fn decide(counts: &BTreeMap<String, usize>, quorum: usize) -> Option<String> {
     let mut winners: Vec<(&String, usize)> = counts.iter().filter(|(_, c)| **c >= quorum).map(|(k, c)| (k, *c)).collect();
-    winners.sort_by(|a, b| b.1.cmp(&a.1));
+    winners.sort_by_key(|w| std::cmp::Reverse(w.1));
     match winners.as_slice() {
         [] => None,
         [(only, _)] => Some((*only).clone()),

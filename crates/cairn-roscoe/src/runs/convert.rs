@@ -13,10 +13,13 @@ use super::RunError;
 use crate::definition::{self, Workflow};
 use crate::engine::{Context, Cost, ModelSettings, NodeRun, PendingStep, Run, RunStatus};
 
+/// A decoded snapshot.
+type Decoded = (Arc<Workflow>, Arc<ModelSettings>);
+
 /// Parsed snapshots by their text.
 #[derive(Debug, Default)]
 pub(crate) struct SnapshotCache {
-    parsed: Mutex<HashMap<String, (Arc<Workflow>, Arc<ModelSettings>)>>,
+    parsed: Mutex<HashMap<String, Decoded>>,
 }
 
 const CACHE_LIMIT: usize = 256;
@@ -27,7 +30,7 @@ impl SnapshotCache {
         &self,
         workflow_id: &str,
         snapshot: &str,
-    ) -> Result<(Arc<Workflow>, Arc<ModelSettings>), RunError> {
+    ) -> Result<Decoded, RunError> {
         if let Some(found) = self.parsed.lock().expect("cache lock").get(snapshot) {
             return Ok(found.clone());
         }

@@ -212,7 +212,7 @@ impl Runs {
                 }
             }
         }
-        let text = text.map_err(|outcome| outcome)?;
+        let text = text?;
         let workflow = definition::parse(&text, id.as_deref()).map_err(|diagnostics| {
             Box::new(TestOutcome {
                 details: Some(diagnostics.iter().map(|d| d.to_string()).collect()),
