@@ -208,3 +208,46 @@ async fn the_time_limit_cancels_the_run_and_kills_its_script() {
     assert_eq!(test_runs_left(&env).await, 0);
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_new_server_sweeps_test_runs_left_by_a_dead_process_and_keeps_live_ones() {
+    let env = Env::new();
+    let repo = env.repo("proj");
+    write_workflow(&repo, "wait", "name: wait\ninitial: a\nnodes:\n  a: { type: ai_agent, config: { prompt: go } }\n");
+    // A user run gives a real row to copy.
+    let client = server(&env).await;
+    let started = client.ok("start_workflow", json!({ "cwd": s(&repo), "id": "wait" })).await;
+    let user_run = started["runId"].as_str().unwrap().to_owned();
+    client.close().await;
+
+    let mut dead = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let store = Store::open(&Store::default_url(&env.home())).await.unwrap();
+    let mut conn = store.read().await.unwrap();
+    let row = cairn_store::runs::get_run(&mut conn, &user_run).await.unwrap().unwrap();
+    drop(conn);
+    let mut tx = cairn_store::runs::begin(&store).await.unwrap();
+    for (id, pid) in [("orphan", dead_pid), ("live", std::process::id())] {
+        let mut test_row = row.clone();
+        test_row.id = id.to_owned();
+        test_row.root_run_id = id.to_owned();
+        test_row.kind = "test".into();
+        test_row.owner_pid = Some(i64::from(pid));
+        cairn_store::runs::insert_run(&mut tx, &test_row).await.unwrap();
+    }
+    cairn_store::runs::commit(tx).await.unwrap();
+    store.close().await;
+
+    let client = server(&env).await;
+    client.ok("list_runs", json!({ "cwd": s(&repo) })).await;
+    let store = Store::open(&Store::default_url(&env.home())).await.unwrap();
+    let mut conn = store.read().await.unwrap();
+    let left: Vec<String> =
+        cairn_store::runs::test_runs(&mut conn).await.unwrap().into_iter().map(|(id, _, _)| id).collect();
+    assert_eq!(left, ["live"], "the orphan is swept, a test of a live process is kept");
+    assert!(cairn_store::runs::get_run(&mut conn, &user_run).await.unwrap().is_some(), "user runs are never swept");
+    drop(conn);
+    store.close().await;
+    client.close().await;
+}
