@@ -28,7 +28,8 @@ pub(crate) fn routes(store: Store, extra_allowed_hosts: &[String], shutdown: &Ca
     let factory = service.clone();
     let mut mcp = cairn_mcp::http_service(move || WorkServer::http(factory.clone()), extra_allowed_hosts, shutdown);
     mcp.config.max_request_body_bytes = MAX_BODY_BYTES;
-    let guarded = Router::new().nest_service("/mcp", mcp).layer(middleware::from_fn_with_state(service, authenticate));
+    let guarded =
+        Router::new().nest_service("/mcp", mcp).route_layer(middleware::from_fn_with_state(service, authenticate));
     Router::new()
         .route(METADATA_PATH, get(metadata))
         .route("/.well-known/oauth-protected-resource", get(metadata))

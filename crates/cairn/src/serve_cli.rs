@@ -1,4 +1,4 @@
-//! `cairn serve`: the HTTP server (MCP endpoints, health; the REST API and web UI grow here) on the embedded SQLite
+//! `cairn serve`: the HTTP server (MCP endpoints, health, the REST API and the web UI) on the embedded SQLite
 //! database by default.
 
 use std::net::SocketAddr;
