@@ -183,7 +183,7 @@ impl Runs {
         self.inner.service.home()
     }
 
-    /// `start_workflow`: resolves and validates the workflow and its input, creates the run (`source` = who
+    /// `start_workflow`: resolves and validates the workflow and its input, creates the run (`origin` = who
     /// started it: `mcp`, `web`, `cli`) and drives it to its first pause or its end.
     pub async fn start_workflow(
         &self,
@@ -193,12 +193,31 @@ impl Runs {
         input: Option<Value>,
         origin: &str,
     ) -> Result<Started, RunError> {
+        self.start_workflow_for(scope, id, source, input, origin, None).await
+    }
+
+    /// [`Runs::start_workflow`] for an MCP client named `client`: a workflow with fan-out nodes started by a host
+    /// that cannot spawn subagents gets a `hostHint` (§9.6), and so do its later fan-out steps.
+    pub async fn start_workflow_for(
+        &self,
+        scope: &Scope,
+        id: &str,
+        source: Option<Source>,
+        input: Option<Value>,
+        origin: &str,
+        client: Option<&str>,
+    ) -> Result<Started, RunError> {
         let prepared = self.prepare(scope, id, source)?;
-        let row = self.new_run_row(scope, &prepared, input.as_ref(), origin, "user", None)?;
+        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), origin, "user", None)?;
+        let host = view::host(client);
+        row.host = Some(host.to_string());
         let run_id = row.id.clone();
         self.insert(&row).await?;
         self.drive(&run_id, Event::Start).await?;
-        let result = self.result_for(&run_id, scope).await?;
+        let mut result = self.result_for(&run_id, scope).await?;
+        if prepared.workflow.nodes.iter().any(|n| n.kind.is_fanout()) {
+            result.host_hint = result.host_hint.take().or_else(|| view::host_hint(&host));
+        }
         let name = prepared.workflow.id.clone();
         let description = prepared.workflow.description.clone();
         let narration = format!(

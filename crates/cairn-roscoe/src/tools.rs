@@ -354,9 +354,10 @@ impl ServerHandler for RoscoeServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments;
+        let client = context.peer.peer_info().map(|info| info.client_info.name.clone());
         let result = match request.name.as_ref() {
             "list_workflows" => list_workflows::call(self, args).await,
             "get_workflow" => get_workflow::call(self, args).await,
@@ -371,7 +372,7 @@ impl ServerHandler for RoscoeServer {
             "validate_workflow" => validate_workflow::call(self, args).await,
             "lint_workflow" => lint_workflow::call(self, args).await,
             "get_workflow_diagram" => get_workflow_diagram::call(self, args).await,
-            "start_workflow" => start_workflow::call(self, args).await,
+            "start_workflow" => start_workflow::call(self, args, client).await,
             "get_run_status" => get_run_status::call(self, args).await,
             "advance_run" => advance_run::call(self, args).await,
             "advance_consensus" => advance_consensus::call(self, args).await,

@@ -35,6 +35,9 @@ pub struct AdvanceResult {
     /// While the root waits on a subworkflow: `{ childRunId }`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub awaiting_child: Option<Value>,
+    /// For a host that cannot spawn subagents, at a fan-out step: how to produce the independent answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_hint: Option<Value>,
     /// Extra fields of a submission problem (e.g. `rejected`).
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -121,12 +124,49 @@ pub(crate) fn deepest<'t>(tree: &'t [RunRow], root_id: &str) -> &'t RunRow {
     current
 }
 
+/// What is known of the host from its MCP client name (§9.6): `{ clientName, subagents, billing }`.
+pub(crate) fn host(client: Option<&str>) -> Value {
+    let name = client.unwrap_or_default();
+    let lower = name.to_lowercase();
+    let (subagents, billing) = if lower.contains("claude-code") || lower.contains("cowork") {
+        (true, "subscription")
+    } else if lower.contains("claude-ai") || lower.contains("claude desktop") {
+        (false, "metered")
+    } else {
+        (false, "unknown")
+    };
+    json!({ "clientName": name, "subagents": subagents, "billing": billing })
+}
+
+/// The hint for a host without subagents, `None` for one that has them.
+pub(crate) fn host_hint(host: &Value) -> Option<Value> {
+    if host["subagents"] == json!(true) {
+        return None;
+    }
+    Some(json!({
+        "kind": "no_subagents",
+        "billing": host["billing"],
+        "message": "This workflow fans out to several independent agents. If you cannot spawn subagents, produce each \
+                    agent's answer as a separate completion, one after another, never letting one answer see another \
+                    — or hand the run to a host that can (Claude Code).",
+    }))
+}
+
 pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> AdvanceResult {
     let root = tree.iter().find(|r| r.id == root_id).unwrap_or(&tree[0]);
-    let pending_step = (root.status == "paused")
+    let pending_step: Option<PendingStep> = (root.status == "paused")
         .then(|| deepest(tree, root_id))
         .and_then(|r| r.pending_step.as_deref())
         .and_then(|p| serde_json::from_str(p).ok());
+    let fanout = pending_step
+        .as_ref()
+        .is_some_and(|p| matches!(p.node_type.as_str(), "consensus" | "round_robin" | "map"));
+    let host_hint = root
+        .host
+        .as_deref()
+        .and_then(|h| serde_json::from_str::<Value>(h).ok())
+        .filter(|_| fanout)
+        .and_then(|h| host_hint(&h));
     let sum = |f: fn(&RunRow) -> f64| tree.iter().map(f).sum::<f64>();
     let metered = sum(|r| r.metered_cost_usd);
     let subscription = sum(|r| r.subscription_equiv_cost_usd);
@@ -153,6 +193,7 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
             .awaiting_child_run_id
             .as_ref()
             .map(|id| json!({ "childRunId": id })),
+        host_hint,
         extra: Map::new(),
         total_cost_usd: metered + subscription,
         metered_cost_usd: metered,

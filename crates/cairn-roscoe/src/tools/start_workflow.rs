@@ -27,11 +27,13 @@ pub(crate) fn tool() -> Tool {
          pendingStep?, output?, error?, …cost }`: send `narration` to the user, then answer the pending step with the \
          tool its type needs (ai_agent / ai_judge: advance_run; consensus: advance_consensus; round_robin: \
          advance_round_robin; map: advance_map; human: show it to the user and call resume_run only with their \
-         choice). Errors: not_found, invalid_config, integrity_error, invalid_input.",
+         choice). `hostHint` says how to answer fan-out steps without subagents. Errors: not_found, invalid_config, \
+         integrity_error, invalid_input.",
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
+/// Runs the tool; `client` is the MCP client's name (for the host hint).
+pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>, client: Option<String>) -> CallToolResult {
     let params = match parse::<Params>("start_workflow", args) {
         Ok(params) => params,
         Err(error) => return error,
@@ -39,7 +41,7 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
     let source = source(params.source);
     server
         .run_runs(params.scope(), move |runs, scope| async move {
-            runs.start_workflow(&scope, &params.id, source, params.input, "mcp").await
+            runs.start_workflow_for(&scope, &params.id, source, params.input, "mcp", client.as_deref()).await
         })
         .await
 }

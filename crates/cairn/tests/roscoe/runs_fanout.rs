@@ -35,6 +35,7 @@ async fn consensus_retries_only_the_invalid_agents_whose_votes_could_change_the_
     // Settled: three approvals reach the quorum whatever the two invalid agents would say.
     let (run, started) = start(&client, &cwd, "gate").await;
     assert_eq!(pending(&started, "consensusPhase"), "generate");
+    assert_eq!(started["hostHint"]["kind"], "no_subagents", "the test client is not known to spawn subagents");
     assert_eq!(started["pendingStep"]["agentCount"], 5);
     assert_eq!(started["pendingStep"]["agents"].as_array().unwrap().len(), 5);
     let short = client.ok("advance_consensus", json!({ "cwd": cwd, "run_id": run, "responses": ["x"] })).await;
