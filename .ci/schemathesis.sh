@@ -28,7 +28,10 @@ base=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$work/serve.log" | head -
 token=$(CAIRN_HOME="$work/home" "$cairn" work token create --principal fuzz --kind agent \
   --scopes mcp:read,mcp:write,decisions:read,decisions:write | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 
-"$venv/bin/st" run "$base/api/openapi.json" --url "$base" \
+# From the scratch folder, so schemathesis's caches stay out of the repository.
+st=$PWD/$venv/bin/st
+cd "$work"
+"$st" run "$base/api/openapi.json" --url "$base" \
   --checks not_a_server_error --max-examples "${SCHEMATHESIS_EXAMPLES:-25}" --workers 2 \
   -H "Authorization: Bearer $token" --no-color
 kill -0 "$server" # the server is still up
