@@ -315,3 +315,49 @@ async fn an_unanswered_human_step_takes_its_timeout_route_when_next_looked_at() 
     assert_eq!(status["output"], json!({ "timedOut": true }));
     client.close().await;
 }
+
+#[tokio::test]
+async fn scripts_get_the_roscoe_environment_their_bundle_and_a_time_limit() {
+    let env = Env::new();
+    let repo = env.repo("proj");
+    let bundle = repo.join(".roscoe/workflows/tools/scripts");
+    std::fs::create_dir_all(&bundle).unwrap();
+    std::fs::write(bundle.join("hello.sh"), "printf 'hello %s' \"$1\"\n").unwrap();
+    write_workflow(
+        &repo,
+        "tools",
+        r#"name: tools
+initial: envs
+nodes:
+  envs:
+    type: script
+    config:
+      command: "printf '%s|%s|%s|' \"$ROSCOE_WORKFLOW_DIR\" \"$ROSCOE_NODE_ID\" \"$GREETING\" && cat \"$ROSCOE_CONTEXT_FILE\""
+      env: { GREETING: "hi {{ input.name }}" }
+    transitions: { success: bundled }
+  bundled:
+    type: script
+    config: { script: scripts/hello.sh, interpreter: sh, args: ["{{ input.name }}"] }
+    transitions: { success: slow }
+  slow:
+    type: script
+    config: { command: "sleep 30", timeoutMs: 200 }
+    transitions: { success: $end, failure: $fail }
+"#,
+    );
+    let client = env.connect().await;
+    let cwd = s(&repo);
+    let done = client.ok("start_workflow", json!({ "cwd": cwd, "id": "tools", "input": { "name": "ann" } })).await;
+    assert_eq!(done["status"], "failed", "{done}");
+    assert_eq!(done["errorCode"], "routed_to_fail");
+    let history = client.ok("get_run_history", json!({ "cwd": cwd, "run_id": done["runId"] })).await;
+    let stdout = history["nodes"][0]["output"]["stdout"].as_str().unwrap();
+    let dir = s(&repo.join(".roscoe/workflows/tools"));
+    assert!(stdout.starts_with(&format!("{dir}|envs|hi ann|")), "{stdout}");
+    let context: serde_json::Value = serde_json::from_str(stdout.splitn(4, '|').nth(3).unwrap()).unwrap();
+    assert_eq!(context["input"]["name"], "ann");
+    assert_eq!(history["nodes"][1]["output"]["stdout"], "hello ann");
+    assert_eq!(history["nodes"][2]["output"]["timedOut"], true);
+    assert!(history["nodes"][2]["error"].as_str().unwrap().contains("time limit"));
+    client.close().await;
+}
