@@ -54,12 +54,9 @@ pub(crate) fn subworkflow_refs(text: &str, target: &str) -> Result<Vec<NodeRef>,
         .collect())
 }
 
-/// Every workflow id the subworkflow nodes of `text` call, in node order; empty when the text cannot be read.
-pub(crate) fn subworkflow_targets(text: &str) -> Vec<String> {
-    let Ok(doc) = cairn_yaml::parse(text) else {
-        return Vec::new();
-    };
-    let Some(nodes) = doc.value.get("nodes").and_then(Value::as_object) else {
+/// Every workflow id the subworkflow nodes of a parsed workflow document call, in node order.
+pub(crate) fn subworkflow_targets(doc: &Value) -> Vec<String> {
+    let Some(nodes) = doc.get("nodes").and_then(Value::as_object) else {
         return Vec::new();
     };
     nodes
@@ -91,8 +88,8 @@ mod tests {
         );
         assert!(check("name: x\n", "child").is_empty());
         assert!(subworkflow_refs("nodes: [", "child").is_err());
-        assert_eq!(subworkflow_targets(text), ["child", "other", "child"]);
-        assert!(subworkflow_targets("nodes: [").is_empty());
+        assert_eq!(subworkflow_targets(&cairn_yaml::parse(text).unwrap().value), ["child", "other", "child"]);
+        assert!(subworkflow_targets(&serde_json::json!({"nodes": []})).is_empty());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::diagram::{Diagram, diagram};
 use crate::error::{Error, Referrer};
 use crate::files::{copy_tree, move_tree, write_atomic};
 use crate::summaries::Summaries;
-use crate::references::{NodeRef, subworkflow_refs, subworkflow_targets};
+use crate::references::{NodeRef, subworkflow_refs};
 use crate::scope::Scope;
 use crate::sources::{Located, MAX_FILE_BYTES, Source, Sources, check_id};
 use crate::yaml_edit::replace_scalar;
@@ -417,13 +417,13 @@ impl Service {
     }
 
     /// The call graph of the scope: each workflow id (the one that resolves: repo shadows global) → the ids its
-    /// subworkflow nodes call. Files that cannot be read call nothing.
+    /// subworkflow nodes call (remembered per file until it changes). Files that cannot be read call nothing.
     fn calls(&self, sources: &Sources) -> Result<BTreeMap<String, Vec<String>>, Error> {
         let mut calls = BTreeMap::new();
         for located in sources.list()? {
             if !calls.contains_key(&located.id) {
-                let text = located.read().unwrap_or_default();
-                calls.insert(located.id, subworkflow_targets(&text));
+                let heading = self.summaries.heading(&located);
+                calls.insert(located.id, heading.calls);
             }
         }
         Ok(calls)

@@ -1,6 +1,6 @@
-//! What `list_workflows` shows of each file (its `name`, `description`, or why it cannot be read), remembered per file
-//! and read again only when the file's size, modification time or inode changes, so listing a thousand workflows
-//! does not parse a thousand YAML documents on every call.
+//! What `list_workflows` shows of each file (its `name`, `description`, or why it cannot be read) and the workflows
+//! its subworkflow nodes call (for lint's call graph), remembered per file and read again only when the file's size,
+//! modification time or inode changes, so a scope of a thousand workflows is not parsed again on every call.
 //!
 //! A file modified in the last 100 ms is not remembered: a second write within the file system's timestamp
 //! granularity could leave size and time unchanged.
@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::references::subworkflow_targets;
 use crate::sources::Located;
 
 /// How recent a modification must be for its file not to be remembered.
@@ -28,6 +29,8 @@ pub(crate) struct Heading {
     pub(crate) description: Option<String>,
     /// Why the file cannot be read as a workflow mapping.
     pub(crate) error: Option<String>,
+    /// The workflow ids its subworkflow nodes call.
+    pub(crate) calls: Vec<String>,
 }
 
 /// size, mtime (s, ns), inode.
@@ -80,6 +83,7 @@ fn read(located: &Located) -> Heading {
                 name: field("name"),
                 description: field("description"),
                 error: (!doc.value.is_object()).then(|| "the file is not a YAML mapping".to_owned()),
+                calls: subworkflow_targets(&doc.value),
             }
         }
         Err(e) => Heading { error: Some(e.to_string()), ..Heading::default() },
@@ -113,10 +117,12 @@ mod tests {
 
         // An atomic replacement (new inode) with the same size and an old time is still seen.
         let next = dir.path().join("next.yaml");
-        std::fs::write(&next, "name: w\ndescription: other\n").unwrap();
+        std::fs::write(&next, "name: w\ndescription: other\nnodes: { c: { type: subworkflow, config: { workflow: x } } }\n").unwrap();
         age(&next);
         std::fs::rename(&next, &path).unwrap();
-        assert_eq!(summaries.heading(&w).description.as_deref(), Some("other"));
+        let heading = summaries.heading(&w);
+        assert_eq!(heading.description.as_deref(), Some("other"));
+        assert_eq!(heading.calls, ["x"]);
 
         // A fresh edit is read but not remembered until it settles.
         std::fs::write(&path, "[not a mapping]\n").unwrap();
