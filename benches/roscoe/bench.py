@@ -25,9 +25,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -38,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "deepwork"))
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
+from bench import machine_info, p90  # noqa: E402  (benches/deepwork/bench.py)
 from mcpclient import REPO, call_tool, server_env  # noqa: E402
 
 WARMUPS = 3
@@ -94,11 +93,6 @@ def populate(project: Path, home: Path, repo_count: int, global_count: int, shad
         (global_dir / f"{wid}.yaml").write_text(small(wid))
 
 
-def p90(samples: list[float]) -> float:
-    ordered = sorted(samples)
-    return ordered[max(0, math.ceil(0.9 * len(ordered)) - 1)]
-
-
 async def timed(session, name: str, arguments: dict | None, iterations: int) -> list[float]:
     samples = []
     for i in range(WARMUPS + iterations):
@@ -152,17 +146,6 @@ async def run(args) -> dict[str, list[float]]:
         return results
 
 
-def machine() -> str:
-    cpu = "unknown"
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    load = open("/proc/loadavg").read().split()[:3]
-    return (f"Machine: {os.cpu_count()} CPUs, {cpu}; Linux {platform.release()}; Python {platform.python_version()}; "
-            f"load average {' '.join(load)} at the end (keep the machine idle: other jobs skew all numbers)")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--iterations", type=int, default=50)
@@ -190,7 +173,7 @@ def main() -> int:
             ratio = f"{med / statistics.median(results[baselines[key]]):.1f}×"
         print(f"| {label} | {med:.2f} ({p90(samples):.2f}) | {ratio} |")
     print()
-    print(machine())
+    print(f"Machine: {machine_info()}")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
