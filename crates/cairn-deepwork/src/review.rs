@@ -257,14 +257,8 @@ fn write_instruction_files_with(
     std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
     remove_stale(&dir, STALE_AFTER);
 
-    let mut seen = HashSet::new();
-    let mut pending: Vec<(ReviewTask, String)> = Vec::new();
-    for task in tasks {
-        let id = review_id(&task, root);
-        if seen.insert(id.clone()) && !dir.join(format!("{id}.passed")).exists() {
-            pending.push((task, id));
-        }
-    }
+    let pending: Vec<(ReviewTask, String)> =
+        not_passed(root, tasks.into_iter().map(|task| (task, ()))).into_iter().map(|(task, (), id)| (task, id)).collect();
 
     let mut commands: Vec<(String, PathBuf)> = Vec::new();
     for (task, _) in &pending {
@@ -287,6 +281,21 @@ fn write_instruction_files_with(
         written.push(PendingReview { task, review_id: id, instruction_file: path });
     }
     Ok(written)
+}
+
+/// The tasks (each with something the caller keeps beside it) whose review has no `.passed` marker, with their
+/// review ids, in task order; a task whose id came earlier is left out. Reads the tasks' files (for the ids) and
+/// writes nothing.
+pub fn not_passed<T>(root: &Path, tasks: impl IntoIterator<Item = (ReviewTask, T)>) -> Vec<(ReviewTask, T, String)> {
+    let dir = instructions_dir(root);
+    let mut seen = HashSet::new();
+    tasks
+        .into_iter()
+        .filter_map(|(task, kept)| {
+            let id = review_id(&task, root);
+            (seen.insert(id.clone()) && !dir.join(format!("{id}.passed")).exists()).then_some((task, kept, id))
+        })
+        .collect()
 }
 
 /// Deletes instruction files without a `.passed` marker, and left-over temporary files, not modified for `max_age`.

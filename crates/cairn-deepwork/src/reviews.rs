@@ -1,5 +1,6 @@
 //! The review operations of the deepwork facade: review tasks for changed files, the configured rules, passing a
-//! review, and the named DeepSchemas. They work outside any workflow session.
+//! review, and the named DeepSchemas — all outside any workflow session — and, read-only, the reviews a session's
+//! current step would still need (for the web UI's session page).
 //!
 //! Project rules are the `.deepreview` rules (files deepest first) followed by the DeepSchema rules; both come from
 //! caches that re-read only what changed.
@@ -10,10 +11,16 @@ use serde::Serialize;
 
 use crate::changed_files::{changed_files, reference_root};
 use crate::deepschema::{NamedSchemaInfo, schema_folders};
+use crate::gate::{GateInput, submitted_files};
 use crate::glob::is_catch_all;
-use crate::review::{build_tasks, format_tasks, mark_passed, root_relative, rule_matches_any, write_instruction_files};
+use crate::ids::check_path_id;
+use crate::review::{
+    build_tasks, format_tasks, mark_passed, not_passed, root_relative, rule_matches_any, write_instruction_files,
+};
 use crate::review_rule::ReviewRule;
-use crate::service::Deepwork;
+use crate::service::{Deepwork, Error, Result};
+use crate::session_store::SessionStore;
+use crate::step_reviews::step_reviews;
 
 /// A configured rule as `get_configured_reviews` lists it.
 #[derive(Debug, Serialize)]
@@ -24,6 +31,31 @@ pub struct ConfiguredReview {
     pub description: String,
     /// `<file relative to the root>:<line>`; absolute for files outside the project.
     pub defining_file: String,
+}
+
+/// A review that has not passed yet, as a read-only listing shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenReview {
+    /// Its review id (what `mark_review_as_passed` takes once it passes).
+    pub review_id: String,
+    /// The rule that asks for it.
+    pub rule_name: String,
+    /// The files under review, relative to the project root; empty for a review of text.
+    pub files: Vec<String>,
+    /// `step` (the current step's own reviews of its recorded outputs) or `project` (`.deepreview` and DeepSchema
+    /// rules over the files changed on this branch).
+    pub origin: &'static str,
+}
+
+/// The reviews a session's current step would still need, and what could not be looked at.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SessionReviews {
+    /// The active workflow's current step, `""` when the session has no active workflow.
+    pub step: String,
+    /// Reviews without a `.passed` marker, step reviews first, each once.
+    pub reviews: Vec<OpenReview>,
+    /// One sentence per thing that could not be looked at (git, rule files, the job).
+    pub problems: Vec<String>,
 }
 
 /// Project rules and the problems met loading them.
@@ -140,6 +172,66 @@ impl Deepwork {
     /// Records that a review passed; the message says what happened or what was wrong with the id.
     pub fn mark_review_as_passed(&self, root: &Path, review_id: &str) -> String {
         mark_passed(root, review_id).unwrap_or_else(|err| err)
+    }
+
+    /// The reviews the active workflow of session `session_id` (its main stack) would still need at its current
+    /// step: the step's own reviews of the outputs the session has recorded for it (a step revisited with
+    /// `go_to_step` keeps them), then the project's rules over the files changed on this branch (what
+    /// `get_review_instructions` lists), leaving out those whose review has passed.
+    ///
+    /// Read-only: no instruction file is written and no precompute command runs. It asks git, so it is meant for
+    /// one session at a time. Fails only for a session id that is not a valid id or a stack file that does not parse.
+    pub fn session_reviews(&self, root: &Path, session_id: &str) -> Result<SessionReviews> {
+        check_path_id("session_id", session_id).map_err(Error::Failed)?;
+        let platform = &self.config().platform;
+        let store = SessionStore::new(root, platform);
+        let stack = store.read(session_id, None).map_err(Error::Failed)?;
+        let mut found = SessionReviews::default();
+        let mut tasks = Vec::new();
+        if let Some(top) = stack.workflow_stack.last() {
+            found.step = top.current_step_id.clone();
+            let recorded = top.step_progress.get(&top.current_step_id).filter(|p| !p.outputs.is_empty());
+            match (self.find_job(root, &store, Some(session_id), &top.job_name), recorded) {
+                (Err(err), _) => found.problems.push(format!("the step's own reviews are unknown: {err}")),
+                (Ok(job), Some(progress)) => {
+                    let workflow = job.select_workflow(&top.workflow_name).ok();
+                    let step = workflow.and_then(|w| w.step_index(&top.current_step_id).map(|i| (w, &w.steps[i])));
+                    if let Some((workflow, step)) = step {
+                        let input = GateInput {
+                            root,
+                            job: &job,
+                            workflow,
+                            step,
+                            outputs: &progress.outputs,
+                            input_values: &progress.input_values,
+                            work_summary: progress.work_summary.as_deref(),
+                        };
+                        let own = step_reviews(&input, platform);
+                        let files = submitted_files(&input);
+                        let rules = build_tasks(&own.rules, &files, root, platform, false);
+                        tasks.extend(rules.into_iter().chain(own.inline_tasks).map(|task| (task, "step")));
+                    }
+                }
+                (Ok(_), None) => {}
+            }
+        }
+        let project = self.project_rules(root);
+        found.problems.extend(project.deepreview_errors.iter().map(|(path, err)| format!("{}: {err}", path.display())));
+        found.problems.extend(project.schema_errors.iter().map(|(_, err)| format!("deepschema: {err}")));
+        if !project.rules.is_empty() {
+            match changed_files(root, None) {
+                Ok(files) => {
+                    let matched = build_tasks(&project.rules, &files, root, platform, false);
+                    tasks.extend(matched.into_iter().map(|t| (t, "project")));
+                }
+                Err(err) => found.problems.push(format!("the changed files are unknown: {err}")),
+            }
+        }
+        found.reviews = not_passed(root, tasks)
+            .into_iter()
+            .map(|(task, origin, review_id)| OpenReview { review_id, rule_name: task.rule_name, files: task.files, origin })
+            .collect();
+        Ok(found)
     }
 
     /// Every named DeepSchema: project, standard, then extra folders.

@@ -404,7 +404,7 @@ impl Deepwork {
     }
 
     /// Finds and loads a job: the session's own job of that name first, then the job folders.
-    fn find_job(&self, root: &Path, store: &SessionStore, session_id: Option<&str>, name: &str) -> Result<Arc<JobDefinition>> {
+    pub(crate) fn find_job(&self, root: &Path, store: &SessionStore, session_id: Option<&str>, name: &str) -> Result<Arc<JobDefinition>> {
         if let Some(sid) = session_id {
             let dir = store.session_job_dir(sid, name);
             if dir.join("job.yml").is_file() {
