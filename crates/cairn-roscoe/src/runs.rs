@@ -571,7 +571,7 @@ impl Runs {
     /// One transaction: load, apply, store with the version check, commit.
     async fn step(&self, run_id: &str, event: Event) -> Result<Outcome, RunError> {
         let mut tx = rows::begin(&self.inner.store).await?;
-        let row = rows::get_run(&mut tx, run_id)
+        let row = rows::lock_run(&mut tx, run_id)
             .await?
             .ok_or_else(RunError::not_found)?;
         let open = rows::open_node_run(&mut tx, run_id).await?;
@@ -819,7 +819,7 @@ impl Runs {
     /// Cancels every non-terminal run of a tree in one transaction, then kills their scripts.
     async fn cancel_tree(&self, root_id: &str, reason: Option<String>) -> Result<(), RunError> {
         let mut tx = rows::begin(&self.inner.store).await?;
-        let tree = rows::runs_in_tree(&mut tx, root_id).await?;
+        let tree = rows::lock_tree(&mut tx, root_id).await?;
         let root = tree.iter().find(|r| r.id == root_id).ok_or_else(RunError::not_found)?;
         if let Some(status) = RunStatus::from_name(&root.status).filter(|s| s.is_terminal()) {
             rows::rollback(tx).await?;

@@ -2,15 +2,21 @@
 //!
 //! [`Store::open`] connects, sets SQLite up for several processes at once (WAL, a busy timeout, foreign keys), and
 //! applies the embedded migrations in `migrations/` (portable SQL: `$n` placeholders, JSON as TEXT, times as epoch-ms
-//! BIGINT). Every state change runs in one [`Store::begin_write`] transaction — `BEGIN IMMEDIATE` on SQLite, so a
-//! read-then-write never fails half-way on a stale snapshot — and conditional updates (compare-and-swap on a version
-//! or a holder) make claims and run advances exactly-once across processes.
+//! BIGINT) — safely when several processes start at once ([`Store::migrate`]). Every state change runs in one
+//! [`Store::begin_write`] transaction, and conditional updates (compare-and-swap on a version or a holder, unique
+//! keys) make claims and run advances exactly-once across processes on both backends.
+//!
+//! The two backends run the same migrations and queries; where they must differ — write transactions, row locks,
+//! the migration lock, connection setup — is [`dialect`], and nowhere else.
 //!
 //! SQL lives only in this crate: each surface gets a module of typed queries here, and its domain code never writes
 //! SQL of its own.
 
+pub mod dialect;
 pub mod observe;
 pub mod runs;
+#[cfg(test)]
+mod testing;
 
 pub mod work;
 
@@ -18,24 +24,12 @@ use std::path::Path;
 use std::str::FromStr;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, Executor, Transaction};
+use sqlx::{Any, AnyPool, Transaction};
 
-/// Run on every new SQLite connection: WAL so readers never block the writer, a 10 s wait for another process's
-/// write lock, enforced foreign keys, and `synchronous = NORMAL` (durable across a process kill under WAL).
-const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; \
-                            PRAGMA synchronous = NORMAL;";
+pub use dialect::Backend;
 
 /// The migrations every backend runs, embedded in the binary.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
-
-/// Which database server a [`Store`] talks to; the one place where the dialects differ.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// The embedded SQLite file (`sqlite://…`).
-    Sqlite,
-    /// A PostgreSQL server (`postgres://…`), for several nodes sharing one database.
-    Postgres,
-}
 
 /// Why the database could not be opened or used.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +63,15 @@ pub enum Error {
     Query(#[from] sqlx::Error),
 }
 
+/// A migration [`Store::migrate`] applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppliedMigration {
+    /// Its version (the timestamp its file name starts with).
+    pub version: i64,
+    /// Its description (the rest of the file name).
+    pub description: String,
+}
+
 /// An open, migrated database. Cheap to clone (the pool is shared).
 #[derive(Debug, Clone)]
 pub struct Store {
@@ -84,13 +87,14 @@ impl Store {
 
     /// Connects to `url` (`sqlite://PATH` or `postgres://…`) and applies every pending migration.
     pub async fn open(url: &str) -> Result<Store, Error> {
-        let backend = if url.starts_with("sqlite:") {
-            Backend::Sqlite
-        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            Backend::Postgres
-        } else {
-            return Err(Error::UnsupportedUrl(redact(url)));
-        };
+        let store = Store::connect(url).await?;
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    /// Connects to `url` without migrating (for [`Store::migrate`] to report what it applies).
+    pub async fn connect(url: &str) -> Result<Store, Error> {
+        let backend = Backend::from_url(url).ok_or_else(|| Error::UnsupportedUrl(redact(url)))?;
         if backend == Backend::Sqlite {
             create_sqlite_folder(url)?;
         }
@@ -98,20 +102,30 @@ impl Store {
         let connect = |source| Error::Connect { url: redact(url), source };
         let options = AnyConnectOptions::from_str(url).map_err(connect)?;
         let pool = AnyPoolOptions::new()
-            .max_connections(if backend == Backend::Sqlite { 8 } else { 16 })
-            .after_connect(move |connection, _| {
-                Box::pin(async move {
-                    if backend == Backend::Sqlite {
-                        connection.execute(SQLITE_SETUP).await?;
-                    }
-                    Ok(())
-                })
-            })
+            .max_connections(backend.max_connections())
+            .after_connect(move |connection, _| Box::pin(dialect::set_up(backend, connection)))
             .connect_with(options)
             .await
             .map_err(connect)?;
-        MIGRATOR.run(&pool).await?;
         Ok(Store { pool, backend })
+    }
+
+    /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
+    /// database was up to date). Safe to run from several processes at once: they take turns under the backend's
+    /// migration lock, and the later ones find nothing left to do.
+    pub async fn migrate(&self) -> Result<Vec<AppliedMigration>, Error> {
+        self.backend.migrate(&self.pool, &MIGRATOR).await
+    }
+
+    /// Every migration this build knows, oldest first: `(version, description)`.
+    pub fn known_migrations() -> Vec<(i64, String)> {
+        MIGRATOR.iter().map(|m| (m.version, m.description.to_string())).collect()
+    }
+
+    /// Answers when the database does (for health checks).
+    pub async fn ping(&self) -> Result<(), Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
     }
 
     /// The connection pool, for reads.
@@ -125,12 +139,10 @@ impl Store {
     }
 
     /// Starts a transaction for a state change: `BEGIN IMMEDIATE` on SQLite (the write lock is taken up front, waiting
-    /// up to the busy timeout), a plain `BEGIN` on Postgres (conditional updates do the rest).
+    /// up to the busy timeout), a plain `BEGIN` on Postgres, where reads that decide a write lock their rows
+    /// ([`Backend::lock_rows`]) and conditional updates do the rest.
     pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => self.pool.begin().await,
-        }
+        self.backend.begin_write(&self.pool).await
     }
 
     /// Closes every connection (waits for the ones in use to be returned).
@@ -198,6 +210,31 @@ mod tests {
         let again = Store::open(&url).await.unwrap();
         let n: i64 = sqlx::query("SELECT n FROM t").fetch_one(again.pool()).await.unwrap().get(0);
         assert_eq!(n, 7);
+    }
+
+    #[tokio::test]
+    async fn concurrent_migrations_apply_each_migration_exactly_once() {
+        let fresh = testing::TestStore::unmigrated().await;
+        let runs = (0..4).map(|_| {
+            let url = fresh.url.clone();
+            tokio::spawn(async move {
+                let store = Store::connect(&url).await.unwrap();
+                let applied = store.migrate().await.unwrap();
+                store.close().await;
+                applied
+            })
+        });
+        let mut applied: Vec<i64> = Vec::new();
+        for run in runs.collect::<Vec<_>>() {
+            applied.extend(run.await.unwrap().into_iter().map(|m| m.version));
+        }
+        applied.sort_unstable();
+        let known: Vec<i64> = Store::known_migrations().into_iter().map(|(version, _)| version).collect();
+        assert_eq!(applied, known, "every migration applied once, by one of the four");
+        assert!(fresh.store.migrate().await.unwrap().is_empty(), "nothing is left to do");
+        fresh.store.ping().await.unwrap();
+        let n: i64 = sqlx::query("SELECT COUNT(*) AS n FROM workflow_runs").fetch_one(fresh.store.pool()).await.unwrap().get("n");
+        assert_eq!(n, 0);
     }
 
     #[tokio::test]

@@ -114,7 +114,7 @@ pub async fn tree_events(conn: &mut Connection, run_id: &str) -> Result<Vec<Even
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
+    use crate::testing::TestStore;
     use crate::runs::{self, RunRow};
 
     fn run(id: &str, root: &str, project: &str) -> RunRow {
@@ -163,8 +163,8 @@ mod tests {
 
     #[tokio::test]
     async fn projects_count_top_level_runs_and_tree_events_cover_children() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&Store::default_url(dir.path())).await.unwrap();
+        let test = TestStore::new().await;
+        let store = &test.store;
         let mut tx = store.begin_write().await.unwrap();
         runs::touch_project(&mut tx, "p1", "/src/p1", "p1", 5).await.unwrap();
         runs::insert_run(&mut tx, &run("root", "root", "p1")).await.unwrap();

@@ -4,6 +4,8 @@
 //! function takes a connection first — a pooled one for reads, the connection of a [`Store::begin_write`]
 //! transaction for changes — so a caller composes one transaction from several calls. A run changes only through
 //! [`update_run`], a compare-and-swap on `version`: of two processes that loaded the same version, exactly one wins.
+//! A change reads its run with [`lock_run`] (or its tree with [`lock_tree`]) inside the write transaction, so on
+//! Postgres a concurrent change of the same run waits for this one and then reads its result, as on SQLite.
 
 use sqlx::any::AnyRow;
 use sqlx::pool::PoolConnection;
@@ -11,7 +13,7 @@ use sqlx::{Any, AssertSqlSafe, Row};
 
 pub use sqlx::AnyConnection as Connection;
 
-use crate::{Error, Store};
+use crate::{Backend, Error, Store};
 
 /// One row of `workflow_runs`.
 #[derive(Debug, Clone, PartialEq)]
@@ -345,6 +347,25 @@ pub async fn get_run(conn: &mut Connection, id: &str) -> Result<Option<RunRow>, 
     Ok(row.as_ref().map(run_from).transpose()?)
 }
 
+/// The run `id` read for a change, inside a write transaction: its row stays locked until the transaction ends
+/// ([`Backend::lock_rows`]).
+pub async fn lock_run(conn: &mut Connection, id: &str) -> Result<Option<RunRow>, Error> {
+    let lock = Backend::of(conn).lock_rows();
+    let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_runs WHERE id = $1{lock}");
+    let row = sqlx::query(AssertSqlSafe(sql)).bind(id).fetch_optional(conn).await?;
+    Ok(row.as_ref().map(run_from).transpose()?)
+}
+
+/// [`runs_in_tree`] read for a change of the whole tree: every row stays locked until the transaction ends.
+pub async fn lock_tree(conn: &mut Connection, root_id: &str) -> Result<Vec<RunRow>, Error> {
+    let lock = Backend::of(conn).lock_rows();
+    let sql = format!(
+        "SELECT {RUN_COLUMNS} FROM workflow_runs WHERE root_run_id = $1 ORDER BY depth, started_at, id{lock}"
+    );
+    let rows = sqlx::query(AssertSqlSafe(sql)).bind(root_id).fetch_all(conn).await?;
+    Ok(rows.iter().map(run_from).collect::<Result<_, _>>()?)
+}
+
 /// Every run of the tree rooted at `root_id` (the root included), parents before children.
 pub async fn runs_in_tree(conn: &mut Connection, root_id: &str) -> Result<Vec<RunRow>, Error> {
     let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_runs WHERE root_run_id = $1 ORDER BY depth, started_at, id");
@@ -576,6 +597,7 @@ pub async fn test_runs(conn: &mut Connection) -> Result<Vec<(String, Option<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TestStore;
 
     fn run(id: &str, project: &str, started_at: i64) -> RunRow {
         RunRow {
@@ -650,10 +672,10 @@ mod tests {
         }
     }
 
-    async fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&Store::default_url(dir.path())).await.unwrap();
-        (dir, store)
+    async fn store() -> (TestStore, Store) {
+        let test = TestStore::new().await;
+        let store = test.store.clone();
+        (test, store)
     }
 
     #[tokio::test]
@@ -681,6 +703,36 @@ mod tests {
         tx.commit().await.unwrap();
         let mut conn = store.read().await.unwrap();
         assert_eq!(get_run(&mut conn, "r1").await.unwrap().unwrap().status, "completed");
+    }
+
+    #[tokio::test]
+    async fn a_change_reads_its_run_only_after_a_concurrent_change_of_it_commits() {
+        let (_test, store) = store().await;
+        let mut tx = store.begin_write().await.unwrap();
+        insert_run(&mut tx, &run("r1", "p", 10)).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let mut first = store.begin_write().await.unwrap();
+        let mut row = lock_run(&mut first, "r1").await.unwrap().unwrap();
+        let other = store.clone();
+        let second = tokio::spawn(async move {
+            let mut tx = other.begin_write().await.unwrap();
+            let seen = lock_tree(&mut tx, "r1").await.unwrap().remove(0);
+            let next = RunRow { status: "failed".into(), version: seen.version + 1, ..seen.clone() };
+            let won = update_run(&mut tx, &next, seen.version).await.unwrap();
+            tx.commit().await.unwrap();
+            (seen.status, won)
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(!second.is_finished(), "the second change waits for the first");
+        row.status = "completed".into();
+        row.version = 1;
+        assert!(update_run(&mut first, &row, 0).await.unwrap());
+        first.commit().await.unwrap();
+        let (seen, won) = second.await.unwrap();
+        assert_eq!((seen.as_str(), won), ("completed", true), "it read the first change's result and built on it");
+        let mut conn = store.read().await.unwrap();
+        assert_eq!(get_run(&mut conn, "r1").await.unwrap().unwrap().version, 2);
     }
 
     #[tokio::test]

@@ -1,0 +1,70 @@
+//! The unit tests' databases: a fresh SQLite file in a temporary folder, or — when `CAIRN_TEST_POSTGRES_URL` names
+//! a PostgreSQL server's admin URL (`.ci/postgres.sh` prints one) — a fresh Postgres database of the test's own,
+//! created and dropped through that URL. So every store test runs on whichever backend the environment picks.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use sqlx::{Connection, Executor};
+
+use crate::Store;
+
+/// The environment variable holding the Postgres admin URL; unset means SQLite.
+const POSTGRES_ENV: &str = "CAIRN_TEST_POSTGRES_URL";
+
+/// A migrated store on a database of its own, removed when this is dropped.
+pub(crate) struct TestStore {
+    pub(crate) store: Store,
+    /// The URL the store was opened with (to open it again).
+    pub(crate) url: String,
+    _dir: tempfile::TempDir,
+    postgres: Option<(String, String)>,
+}
+
+impl TestStore {
+    /// A new database, migrated: Postgres when `CAIRN_TEST_POSTGRES_URL` is set, else SQLite.
+    pub(crate) async fn new() -> TestStore {
+        let test = TestStore::unmigrated().await;
+        test.store.migrate().await.unwrap();
+        test
+    }
+
+    /// A new, empty database (no migration applied yet).
+    pub(crate) async fn unmigrated() -> TestStore {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, postgres) = match std::env::var(POSTGRES_ENV).ok().filter(|v| !v.is_empty()) {
+            None => (Store::default_url(dir.path()), None),
+            Some(admin) => {
+                static COUNTER: AtomicU32 = AtomicU32::new(0);
+                let name = format!("cairn_unit_{}_{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
+                admin_statement(&admin, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
+                admin_statement(&admin, &format!("CREATE DATABASE {name}")).await;
+                let base = admin.rsplit_once('/').map_or(admin.as_str(), |(base, _)| base);
+                (format!("{base}/{name}"), Some((admin.clone(), name)))
+            }
+        };
+        let store = Store::connect(&url).await.unwrap();
+        TestStore { store, url, _dir: dir, postgres }
+    }
+}
+
+impl Drop for TestStore {
+    fn drop(&mut self) {
+        let Some((admin, name)) = self.postgres.take() else { return };
+        // Drop runs inside the test's runtime, which cannot be blocked on: use a runtime of its own on a thread.
+        let dropped = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(admin_statement(&admin, &format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")));
+        });
+        let _ = dropped.join();
+    }
+}
+
+/// Runs `sql` on the admin database, panicking with the server's message on failure.
+async fn admin_statement(admin_url: &str, sql: &str) {
+    sqlx::any::install_default_drivers();
+    let mut connection = sqlx::AnyConnection::connect(admin_url)
+        .await
+        .unwrap_or_else(|e| panic!("connect to {POSTGRES_ENV} ({admin_url}): {e}"));
+    connection.execute(sqlx::AssertSqlSafe(sql.to_owned())).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let _ = connection.close().await;
+}
