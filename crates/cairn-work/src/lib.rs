@@ -25,6 +25,9 @@ pub mod tools;
 pub use auth::{Caller, Kind, Scope};
 pub use error::Error;
 pub use item::{Handoff, WorkItem};
-pub use service::{Document, DocumentSummary, Evidence, EvidenceInput, ItemList, ListQuery, NewToken, Service, Space};
+pub use service::{
+    Document, DocumentSummary, Evidence, EvidenceInput, ItemList, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
+    Service, Space,
+};
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

@@ -26,7 +26,7 @@ use crate::page::PageKey;
 
 pub use admin::NewToken;
 pub use decisions::{Document, DocumentSummary, Space};
-pub use evidence::{Evidence, EvidenceInput};
+pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
 pub use items::{ItemList, ListQuery};
 
 /// How often a change is retried when another writer changed the same row first (Postgres; SQLite serializes).

@@ -6,7 +6,7 @@
 //! compares each with the evidence facts the service looked up.
 
 mod claims;
-mod refs;
+pub(crate) mod refs;
 mod tables;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -165,6 +165,29 @@ pub async fn set_evidence_at<'e, E: Executor<'e, Database = Any>>(db: E, id: &st
     Ok(())
 }
 
+/// Every record of `account` that names pull request `number` of `repository_key` (merged and rolled), oldest first.
+pub async fn naming_pull_request(
+    pool: &sqlx::AnyPool,
+    account: &str,
+    repository_key: &str,
+    number: i64,
+) -> Result<Vec<EvidenceRow>, sqlx::Error> {
+    let rows = sqlx::query(AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM work_evidence WHERE id IN (SELECT evidence_id FROM work_evidence_prs \
+         WHERE account_id = $1 AND repository_key = $2 AND number = $3) ORDER BY at, id"
+    )))
+    .bind(account)
+    .bind(repository_key)
+    .bind(number)
+    .fetch_all(pool)
+    .await?;
+    let mut records = Vec::with_capacity(rows.len());
+    for row in rows {
+        records.push(with_prs(pool, row).await?);
+    }
+    Ok(records)
+}
+
 /// The lower-cased repositories `account` has any evidence for.
 pub async fn repositories<'e, E: Executor<'e, Database = Any>>(db: E, account: &str) -> Result<Vec<String>, sqlx::Error> {
     let rows = sqlx::query("SELECT DISTINCT repository_key FROM work_evidence WHERE account_id = $1")

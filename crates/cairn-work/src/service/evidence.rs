@@ -1,6 +1,7 @@
 //! Evidence and status: `work_record_evidence` stores merged / rolled records idempotently (a pull request merges
-//! once; a repeated roll adds pull requests to the same record), and `work_status` checks a document's pieces
-//! against them with the pure algorithm of [`crate::status`].
+//! once; a repeated roll adds pull requests to the same record), `work_status` checks a document's pieces
+//! against them with the pure algorithm of [`crate::status`], and [`Service::item_evidence`] finds the records about
+//! the pull requests an item links to (for the web board).
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use super::{ATTEMPTS, Service};
 use crate::auth::Caller;
 use crate::error::Error;
 use crate::ids::new_id;
+use crate::item::WorkItem;
 use crate::status::{self, Facts, PullRequestState};
 use crate::text;
 use crate::time::{format_ms, now_ms, parse_rfc3339};
@@ -58,6 +60,27 @@ pub struct Evidence {
     pub at: String,
     /// RFC 3339.
     pub recorded_at: String,
+}
+
+/// What is recorded about one pull request a work item links to.
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedPullRequest {
+    /// `owner/name` as the link writes it.
+    pub repository: String,
+    /// The pull request number.
+    pub number: i64,
+    /// The merged and rolled records naming it, oldest first; empty when nothing is recorded yet.
+    pub records: Vec<RecordedEvidence>,
+}
+
+/// A stored evidence record and who recorded it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordedEvidence {
+    /// The record as `work_record_evidence` returns it.
+    #[serde(flatten)]
+    pub evidence: Evidence,
+    /// Who recorded it, e.g. `ci (service)`.
+    pub recorded_by: String,
 }
 
 fn view(row: &EvidenceRow) -> Evidence {
@@ -207,6 +230,29 @@ impl Service {
             return Ok(json!({"evidence": view(&row), "created": created, "added": added}));
         }
         Err(Error::Internal("the evidence kept changing while it was recorded".into()))
+    }
+
+    /// The evidence about each pull request `item` links to (`https://github.com/owner/name/pull/N`), in link
+    /// order, each pull request once; the caller must be able to read the item's account.
+    pub async fn item_evidence(&self, caller: &Caller, item: &WorkItem) -> Result<Vec<LinkedPullRequest>, Error> {
+        let mut linked: Vec<LinkedPullRequest> = Vec::new();
+        for reference in status::refs::references("", &item.links) {
+            let Some(repository) = reference.repository else { continue };
+            let known = |l: &LinkedPullRequest| l.number == reference.number && l.repository.eq_ignore_ascii_case(&repository);
+            if !linked.iter().any(known) {
+                linked.push(LinkedPullRequest { repository, number: reference.number, records: Vec::new() });
+            }
+        }
+        if linked.is_empty() {
+            return Ok(linked);
+        }
+        self.check_access(caller, &item.account_id, false).await?;
+        for pull in &mut linked {
+            let key = pull.repository.to_lowercase();
+            let rows = evidence::naming_pull_request(self.store.pool(), &item.account_id, &key, pull.number).await?;
+            pull.records = rows.iter().map(|row| RecordedEvidence { evidence: view(row), recorded_by: row.recorded_by.clone() }).collect();
+        }
+        Ok(linked)
     }
 
     /// `work_status`: the document's pieces, what each claims and shows, and the findings.
