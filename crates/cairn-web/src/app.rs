@@ -13,7 +13,7 @@ use crate::host_check::{self, AllowedHosts};
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
-use crate::{api, health, pages, work_mcp};
+use crate::{api, early_close, health, pages, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ impl App {
                 cairn_mcp::http_service(move || server.clone(), &self.extra_allowed_hosts, shutdown),
             );
         }
-        host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts))
+        early_close::layer(host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts)))
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM, then lets in-flight requests finish.
