@@ -3,10 +3,13 @@
 //! line each, grouped by area; each page is a handler, an askama struct and `templates/<area>/<page>.html`, and each
 //! live fragment has its own `_fragment.html` that the full page includes.
 //!
-//! State-changing forms carry the CSRF token of [`crate::csrf`] and answer `303 See Other` back to the page.
+//! State-changing forms carry the CSRF token of [`crate::csrf`] and answer `303 See Other` back to the page. The work
+//! pages act as whoever signed in with a work token (`signin.rs`).
 
 mod docs;
 mod runs;
+mod sessions;
+mod signin;
 mod work;
 mod workflows;
 
@@ -39,9 +42,13 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/runs/{id}/retry", post(runs::retry))
         .route("/open/runs/{id}", get(runs::open))
         .route("/work", get(work::board))
+        .route("/work/items/{id}/claim", post(work::claim))
         .route("/work/documents", get(work::documents))
         .route("/work/spaces/{space_id}/documents/{document_id}", get(work::document))
-        .route("/sessions", get(docs::sessions))
+        .route("/signin", get(signin::page).post(signin::sign_in))
+        .route("/signout", post(signin::sign_out))
+        .route("/sessions", get(sessions::list))
+        .route("/sessions/{id}", get(sessions::page))
         .route("/docs", get(docs::list))
         .route("/docs/{slug}", get(docs::page))
         .with_state(web)
@@ -62,6 +69,8 @@ pub(crate) struct Layout {
     pub(crate) csrf: String,
     /// Whether `--project` gives a DeepWork sessions page.
     pub(crate) has_sessions: bool,
+    /// Whether the browser carries a work sign-in (the header offers to sign out).
+    pub(crate) signed_in: bool,
     /// The browser's CSRF cookie, set on the response when new.
     browser: Browser,
 }
@@ -77,6 +86,7 @@ impl Layout {
             path: uri.path().to_owned(),
             csrf: web.csrf.token(&browser),
             has_sessions: web.deepwork.is_some(),
+            signed_in: signin::signed_in_token(headers).is_some(),
             browser,
         })
     }

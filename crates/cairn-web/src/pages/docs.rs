@@ -1,10 +1,8 @@
-//! The docs pages (the roscoe docs corpus: list, search, one page rendered from its markdown) and the DeepWork
-//! sessions page of the `--project` given to `cairn serve` (each active workflow: job, goal, current step, steps
-//! done).
+//! The docs pages: the roscoe docs corpus (list, search, one page rendered from its markdown).
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use cairn_roscoe::docs::DocSummary;
 use pulldown_cmark::{Event, Options, Parser};
@@ -12,7 +10,6 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Layout, PageError, render};
-use crate::error::ApiError;
 use crate::state::Web;
 use crate::workspace::Workspace;
 
@@ -33,24 +30,6 @@ struct DocPage {
     layout: Layout,
     title: String,
     html: String,
-}
-
-struct Session {
-    session: String,
-    job: String,
-    workflow: String,
-    goal: String,
-    step: String,
-    progress: String,
-    completed: String,
-}
-
-#[derive(Template)]
-#[template(path = "sessions/list.html")]
-struct SessionsPage {
-    layout: Layout,
-    root: String,
-    sessions: Vec<Session>,
 }
 
 /// `?q=`.
@@ -115,44 +94,6 @@ fn markdown(source: &str) -> String {
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);
     out
-}
-
-/// `GET /sessions`: the DeepWork project's active workflows.
-pub(crate) async fn sessions(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
-    let Some(project) = web.deepwork.clone() else {
-        return Err(ApiError::roscoe(
-            StatusCode::NOT_FOUND,
-            "not_found",
-            "no DeepWork project: start cairn serve with --project DIR to see its sessions",
-        )
-        .into());
-    };
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
-    let root = project.root.clone();
-    let found = crate::state::blocking(move || Ok(project.service.active_sessions(&root))).await?;
-    let sessions = found
-        .iter()
-        .map(|s| {
-            let text = |key: &str| s[key].as_str().unwrap_or_default().to_owned();
-            let progress = match (s["step_number"].as_u64(), s["total_steps"].as_u64()) {
-                (Some(n), Some(total)) => format!("{n} of {total}"),
-                _ => String::new(),
-            };
-            let completed: Vec<&str> =
-                s["completed_steps"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-            Session {
-                session: text("session_id"),
-                job: text("job_name"),
-                workflow: text("workflow_name"),
-                goal: text("goal"),
-                step: text("current_step_id"),
-                progress,
-                completed: if completed.is_empty() { "none".into() } else { completed.join(", ") },
-            }
-        })
-        .collect();
-    let page = SessionsPage { layout: layout.clone(), root: web.deepwork.map(|d| d.root.display().to_string()).unwrap_or_default(), sessions };
-    Ok(render(&layout, &page))
 }
 
 #[cfg(test)]

@@ -1,21 +1,22 @@
-//! Work pages: the board (items by state with claimant, hand-off and evidence links; its columns refresh every few
-//! seconds), the documents of every space, and one document with its `work_status` findings. Item and document
-//! text is untrusted and only ever rendered escaped.
+//! Work pages: the board (items by state with claimant, hand-off, links and the evidence recorded for the pull
+//! requests they link to — merged / rolled, commit, service, who recorded it and when; a claim button on open items;
+//! its columns refresh every few seconds), the documents of every space, and one document with its `work_status`
+//! findings. Item, document and evidence text is untrusted and only ever rendered escaped.
 //!
-//! The pages act as the local person (account `acc_local`, as `cairn work mcp` does over stdio) and only on a server
-//! that answers loopback names alone; a server reachable under other names serves work through the REST API, with
-//! bearer tokens.
+//! The pages act as the principal signed in with a work token, held to its scopes, or else as the local person on a
+//! loopback-only server (`signin.rs`, [`work_caller`]).
 
 use askama::Template;
+use axum::Form;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
-use axum::response::Response;
-use cairn_work::{Caller, DocumentSummary, Kind, ListQuery, WorkItem};
+use axum::http::{HeaderMap, Uri};
+use axum::response::{IntoResponse, Redirect, Response};
+use cairn_work::{Caller, DocumentSummary, LinkedPullRequest, ListQuery, Scope, WorkItem};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Layout, PageError, html, render};
-use crate::error::ApiError;
+use super::signin::work_caller;
+use super::{Layout, PageError, check_csrf, html, render};
 use crate::state::Web;
 use crate::workspace::Workspace;
 
@@ -23,7 +24,30 @@ const STATES: [&str; 5] = ["open", "claimed", "in_progress", "blocked", "done"];
 
 struct Column {
     state: &'static str,
-    items: Vec<WorkItem>,
+    cards: Vec<Card>,
+}
+
+/// An item and the evidence about the pull requests it links to.
+struct Card {
+    item: WorkItem,
+    pulls: Vec<Pull>,
+}
+
+/// One linked pull request: `owner/name#N` and what is recorded about it.
+struct Pull {
+    name: String,
+    records: Vec<Record>,
+}
+
+/// One merged or rolled record, as a card shows it.
+struct Record {
+    kind: String,
+    service: String,
+    commit: String,
+    short_commit: String,
+    at: String,
+    recorded_by: String,
+    recorded_at: String,
 }
 
 #[derive(Template)]
@@ -31,12 +55,14 @@ struct Column {
 struct BoardPage {
     layout: Layout,
     account: String,
+    csrf: String,
     columns: Vec<Column>,
 }
 
 #[derive(Template)]
 #[template(path = "work/_board.html")]
 struct BoardFragment {
+    csrf: String,
     columns: Vec<Column>,
 }
 
@@ -75,25 +101,42 @@ pub(crate) struct BoardParam {
     fragment: Option<String>,
 }
 
-/// The local person, on a loopback-only server.
-async fn local(web: &Web) -> Result<Caller, PageError> {
-    if !web.loopback_only {
-        return Err(ApiError::roscoe(
-            StatusCode::FORBIDDEN,
-            "permission_denied",
-            "this server answers other host names too, so its work pages are off; use /api/work/items with a bearer \
-             token (cairn work token create)",
-        )
-        .into());
-    }
-    Ok(web.work.local_caller(Kind::Person).await?)
+/// The claim form of a card.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ClaimForm {
+    csrf: String,
+    /// The item's account.
+    #[serde(default)]
+    account_id: String,
+}
+
+fn pull(linked: LinkedPullRequest) -> Pull {
+    let records = linked
+        .records
+        .into_iter()
+        .map(|r| Record {
+            short_commit: r.evidence.commit.chars().take(12).collect(),
+            kind: r.evidence.kind,
+            service: r.evidence.service,
+            commit: r.evidence.commit,
+            at: r.evidence.at,
+            recorded_by: r.recorded_by,
+            recorded_at: r.evidence.recorded_at,
+        })
+        .collect();
+    Pull { name: format!("{}#{}", linked.repository, linked.number), records }
 }
 
 async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
     let mut columns = Vec::new();
     for state in STATES {
         let query = ListQuery { state: state.into(), page_size: 200, ..ListQuery::default() };
-        columns.push(Column { state, items: web.work.list_items(caller, &query).await?.items });
+        let mut cards = Vec::new();
+        for item in web.work.list_items(caller, &query).await?.items {
+            let pulls = web.work.item_evidence(caller, &item).await?.into_iter().map(pull).collect();
+            cards.push(Card { item, pulls });
+        }
+        columns.push(Column { state, cards });
     }
     Ok(columns)
 }
@@ -105,18 +148,33 @@ pub(crate) async fn board(
     uri: Uri,
     Query(q): Query<BoardParam>,
 ) -> Result<Response, PageError> {
-    let caller = local(&web).await?;
+    let caller = work_caller(&web, &headers, "work_list", &Scope::READ).await?;
     let columns = columns(&web, &caller).await?;
     if q.fragment.is_some() {
-        return Ok(html(&BoardFragment { columns }));
+        let csrf = web.csrf.token(&web.csrf.browser(&headers));
+        return Ok(html(&BoardFragment { csrf, columns }));
     }
     let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
-    Ok(render(&layout, &BoardPage { layout: layout.clone(), account: caller.label(), columns }))
+    let page = BoardPage { layout: layout.clone(), account: caller.label(), csrf: layout.csrf.clone(), columns };
+    Ok(render(&layout, &page))
+}
+
+/// `POST /work/items/{id}/claim`: the caller claims an open item under its display name.
+pub(crate) async fn claim(
+    State(web): State<Web>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Form(form): Form<ClaimForm>,
+) -> Result<Response, PageError> {
+    check_csrf(&web, &headers, &form.csrf)?;
+    let caller = work_caller(&web, &headers, "work_claim", &Scope::WRITE).await?;
+    web.work.claim_item(&caller, &form.account_id, &id, &caller.display_name).await?;
+    Ok(Redirect::to("/work").into_response())
 }
 
 /// `GET /work/documents`.
 pub(crate) async fn documents(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
-    let caller = local(&web).await?;
+    let caller = work_caller(&web, &headers, "decisions_list_documents", &Scope::READ).await?;
     let listed = web.work.list_spaces(&caller, "", 200, "").await?;
     let mut spaces = Vec::new();
     for space in listed["spaces"].as_array().into_iter().flatten() {
@@ -126,7 +184,7 @@ pub(crate) async fn documents(State(web): State<Web>, headers: HeaderMap, uri: U
             .as_array()
             .into_iter()
             .flatten()
-            .filter_map(|d| summary(d))
+            .filter_map(summary)
             .collect();
         spaces.push((space["name"].as_str().unwrap_or_default().to_owned(), docs));
     }
@@ -153,7 +211,7 @@ pub(crate) async fn document(
     uri: Uri,
     Path((space_id, document_id)): Path<(String, String)>,
 ) -> Result<Response, PageError> {
-    let caller = local(&web).await?;
+    let caller = work_caller(&web, &headers, "work_status", &Scope::READ).await?;
     let doc = web.work.get_document(&caller, &space_id, &document_id).await?;
     let (pieces, status_error) = match web.work.status(&caller, &space_id, &document_id, "").await {
         Ok(status) => (status["pieces"].as_array().into_iter().flatten().map(piece).collect(), None),
