@@ -15,6 +15,7 @@
 pub mod dialect;
 pub mod observe;
 pub mod runs;
+mod write_tx;
 #[cfg(test)]
 mod testing;
 
@@ -24,9 +25,12 @@ use std::path::Path;
 use std::str::FromStr;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{Any, AnyPool, Transaction};
+use sqlx::AnyPool;
 
 pub use dialect::Backend;
+pub use write_tx::WriteTx;
+
+use crate::write_tx::Writers;
 
 /// The migrations every backend runs, embedded in the binary.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -77,6 +81,7 @@ pub struct AppliedMigration {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    writers: Writers,
 }
 
 impl Store {
@@ -107,7 +112,7 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
-        Ok(Store { pool, backend })
+        Ok(Store { pool, backend, writers: Writers::default() })
     }
 
     /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
@@ -140,9 +145,14 @@ impl Store {
 
     /// Starts a transaction for a state change: `BEGIN IMMEDIATE` on SQLite (the write lock is taken up front, waiting
     /// up to the busy timeout), a plain `BEGIN` on Postgres, where reads that decide a write lock their rows
-    /// ([`Backend::lock_rows`]) and conditional updates do the rest.
-    pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        self.backend.begin_write(&self.pool).await
+    /// ([`Backend::lock_rows`]) and conditional updates do the rest. On SQLite the transaction also holds this
+    /// process's writer turn (see [`WriteTx`]).
+    pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
+        let turn = match self.backend {
+            Backend::Sqlite => Some(self.writers.turn().await),
+            Backend::Postgres => None,
+        };
+        Ok(WriteTx::new(self.backend.begin_write(&self.pool).await?, turn))
     }
 
     /// Closes every connection (waits for the ones in use to be returned).

@@ -200,7 +200,7 @@ const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_t
     duration_ms, cost_usd, input_tokens, output_tokens";
 
 /// A write transaction (`BEGIN IMMEDIATE` on SQLite).
-pub type Tx = sqlx::Transaction<'static, Any>;
+pub type Tx = crate::WriteTx;
 
 /// Starts a write transaction on `store`.
 pub async fn begin(store: &Store) -> Result<Tx, Error> {
