@@ -6,8 +6,9 @@
 //
 // It starts the workflow through /roscoe/mcp, opens the run's `url`, advances the agent step through MCP while the
 // page is open and waits for the page to show the human decision without a reload (SSE), clicks the decision,
-// sees the run complete, then opens the work board and sees a claim made through /mcp appear. Every check prints
-// one line; the last line is "N passed, 0 failed".
+// sees the run complete, then opens the work board and sees a claim and evidence made through /mcp appear, signs in
+// with the token and claims from the board as its principal, and signs out. Every check prints one line; the last
+// line is "N passed, 0 failed".
 
 import path from 'node:path';
 import fs from 'node:fs';
@@ -103,7 +104,8 @@ try {
   const spaceId = space.space?.id ?? space.id;
   const created = await work('work_create', { space_id: spaceId, title: 'Render the <b>board</b>', notes: 'Columns by state.' });
   const itemId = created.item?.id ?? created.id;
-  await work('work_create', { space_id: spaceId, title: 'Write the README screenshots' });
+  const second = await work('work_create', { space_id: spaceId, title: 'Write the README screenshots' });
+  const secondId = second.item?.id ?? second.id;
   await page.goto(`${base}/work`);
   const card = page.locator(`.card[data-item="${itemId}"]`);
   await card.waitFor();
@@ -114,7 +116,32 @@ try {
   await page.locator(`[data-state="claimed"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
   check((await card.locator('.claimant').textContent()).includes('claude-worker'), 'the board shows who claimed it');
   check(await page.evaluate(() => window.notReloaded === true), 'the board updated without a reload');
+
+  // Evidence recorded through /mcp for a pull request the item links to shows on its card.
+  await work('work_update', { item_id: itemId, links: ['https://github.com/acme/web/pull/7'] });
+  const commit = 'abc1234def5678abc1234def5678abc1234def56';
+  await work('work_record_evidence', { kind: 'merged', repository: 'acme/web', commit, pull_requests: [7] });
+  await work('work_record_evidence', { kind: 'rolled', repository: 'acme/web', commit, pull_requests: [7], service: 'production' });
+  await card.locator('.evidence li[data-kind="rolled"]').waitFor({ timeout: 20000 });
+  check((await card.locator('.evidence li[data-kind="merged"]').textContent()).includes('abc1234def56'), 'the card shows the merge commit');
+  check((await card.locator('.evidence .service').textContent()) === 'production', 'and the service it rolled to');
   await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
+
+  // Signed in with the token, the board acts as its principal: a claim from the board is theirs.
+  await page.goto(`${base}/signin`);
+  await page.fill('#token', token);
+  await page.click('#signin button[type="submit"]');
+  await page.waitForURL(`${base}/work`);
+  check((await page.locator('#acting').textContent()) === 'claude-worker (agent)', 'signed in, the board acts as the token\'s principal');
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'cairn_work_token');
+  check(cookie?.httpOnly === true && cookie?.sameSite === 'Strict', 'the sign-in cookie is HttpOnly and SameSite=Strict');
+  await page.locator(`.card[data-item="${secondId}"] form.claim button`).click();
+  const claimed = page.locator(`[data-state="claimed"] .card[data-item="${secondId}"]`);
+  await claimed.waitFor({ timeout: 20000 });
+  check((await claimed.locator('.claimant').textContent()).includes('claude-worker'), 'the claim button claims as the signed-in principal');
+  await page.click('header form.signout button');
+  await page.waitForURL(`${base}/signin`);
+  check(!(await page.context().cookies()).some((c) => c.name === 'cairn_work_token'), 'signing out clears the cookie');
 } finally {
   await browser.close();
 }
