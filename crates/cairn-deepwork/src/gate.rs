@@ -81,7 +81,7 @@ pub fn run(input: &GateInput<'_>, project_rules: &[ReviewRule], platform: &str) 
 }
 
 /// The submitted file outputs, in step order, relative to the project root.
-pub(crate) fn submitted_files(input: &GateInput<'_>) -> Vec<String> {
+fn submitted_files(input: &GateInput<'_>) -> Vec<String> {
     let mut files = Vec::new();
     for name in input.step.outputs.keys() {
         let (Some(value), Some(argument)) = (input.outputs.get(name), input.job.argument(name)) else { continue };

@@ -40,6 +40,7 @@ use std::time::{Duration, SystemTime};
 
 pub use format::{NO_TASKS, format_tasks};
 pub use ids::review_id;
+pub(crate) use ids::rule_part;
 
 use crate::glob::{self, Glob};
 use crate::review_rule::{ReferenceFile, ReviewRule, ReviewTask, Strategy};
@@ -257,8 +258,7 @@ fn write_instruction_files_with(
     std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
     remove_stale(&dir, STALE_AFTER);
 
-    let pending: Vec<(ReviewTask, String)> =
-        not_passed(root, tasks.into_iter().map(|task| (task, ()))).into_iter().map(|(task, (), id)| (task, id)).collect();
+    let pending = not_passed(root, tasks);
 
     let mut commands: Vec<(String, PathBuf)> = Vec::new();
     for (task, _) in &pending {
@@ -283,19 +283,40 @@ fn write_instruction_files_with(
     Ok(written)
 }
 
-/// The tasks (each with something the caller keeps beside it) whose review has no `.passed` marker, with their
-/// review ids, in task order; a task whose id came earlier is left out. Reads the tasks' files (for the ids) and
-/// writes nothing.
-pub fn not_passed<T>(root: &Path, tasks: impl IntoIterator<Item = (ReviewTask, T)>) -> Vec<(ReviewTask, T, String)> {
-    let dir = instructions_dir(root);
+/// The tasks whose review has no `.passed` marker, with their review ids, in task order; a task whose id came
+/// earlier is left out. Reads the tasks' files (for the ids) and writes nothing.
+pub fn not_passed(root: &Path, tasks: Vec<ReviewTask>) -> Vec<(ReviewTask, String)> {
     let mut seen = HashSet::new();
     tasks
         .into_iter()
-        .filter_map(|(task, kept)| {
+        .filter_map(|task| {
             let id = review_id(&task, root);
-            (seen.insert(id.clone()) && !dir.join(format!("{id}.passed")).exists()).then_some((task, kept, id))
+            (seen.insert(id.clone()) && !has_passed(root, &id)).then_some((task, id))
         })
         .collect()
+}
+
+/// Every instruction file (written by the quality gate or `get_review_instructions`, passed or not), sorted by id:
+/// `(review id, the files it lists under review)`. Reads, writes nothing.
+pub fn instruction_files(root: &Path) -> Vec<(String, Vec<String>)> {
+    let dir = instructions_dir(root);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+    let mut found: Vec<(String, Vec<String>)> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let id = name.strip_suffix(".md").filter(|id| !id.starts_with(".tmp"))?.to_owned();
+            let text = std::fs::read_to_string(entry.path()).ok()?;
+            Some((id, instructions::files_to_review(&text)))
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// Whether review `review_id` has passed.
+pub fn has_passed(root: &Path, review_id: &str) -> bool {
+    instructions_dir(root).join(format!("{review_id}.passed")).exists()
 }
 
 /// Deletes instruction files without a `.passed` marker, and left-over temporary files, not modified for `max_age`.

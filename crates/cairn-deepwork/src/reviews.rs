@@ -11,16 +11,16 @@ use serde::Serialize;
 
 use crate::changed_files::{changed_files, reference_root};
 use crate::deepschema::{NamedSchemaInfo, schema_folders};
-use crate::gate::{GateInput, submitted_files};
 use crate::glob::is_catch_all;
 use crate::ids::check_path_id;
 use crate::review::{
-    build_tasks, format_tasks, mark_passed, not_passed, root_relative, rule_matches_any, write_instruction_files,
+    build_tasks, format_tasks, has_passed, instruction_files, mark_passed, not_passed, review_id, root_relative,
+    rule_matches_any, rule_part, write_instruction_files,
 };
-use crate::review_rule::ReviewRule;
+use crate::review_rule::{ReviewRule, ReviewTask};
 use crate::service::{Deepwork, Error, Result};
 use crate::session_store::SessionStore;
-use crate::step_reviews::step_reviews;
+use crate::step_reviews::{output_review_name, process_review_name};
 
 /// A configured rule as `get_configured_reviews` lists it.
 #[derive(Debug, Serialize)]
@@ -42,8 +42,8 @@ pub struct OpenReview {
     pub rule_name: String,
     /// The files under review, relative to the project root; empty for a review of text.
     pub files: Vec<String>,
-    /// `step` (the current step's own reviews of its recorded outputs) or `project` (`.deepreview` and DeepSchema
-    /// rules over the files changed on this branch).
+    /// `step` (the current step's own reviews, as the quality gate last asked for them) or `project`
+    /// (`.deepreview` and DeepSchema rules over the files changed on this branch).
     pub origin: &'static str,
 }
 
@@ -175,9 +175,11 @@ impl Deepwork {
     }
 
     /// The reviews the active workflow of session `session_id` (its main stack) would still need at its current
-    /// step: the step's own reviews of the outputs the session has recorded for it (a step revisited with
-    /// `go_to_step` keeps them), then the project's rules over the files changed on this branch (what
-    /// `get_review_instructions` lists), leaving out those whose review has passed.
+    /// step: the step's own reviews (of its outputs, and of its process requirements) that the quality gate asked for
+    /// at the step's last `finished_step`, then the project's rules over the files changed on this branch (what
+    /// `get_review_instructions` lists) — each only while it has no `.passed` marker for the files as they are now.
+    /// The step's outputs are known only to the gate (a session records them once the step passes), so its own
+    /// reviews come from the instruction files the gate wrote; they expire with them.
     ///
     /// Read-only: no instruction file is written and no precompute command runs. It asks git, so it is meant for
     /// one session at a time. Fails only for a session id that is not a valid id or a stack file that does not parse.
@@ -187,32 +189,29 @@ impl Deepwork {
         let store = SessionStore::new(root, platform);
         let stack = store.read(session_id, None).map_err(Error::Failed)?;
         let mut found = SessionReviews::default();
-        let mut tasks = Vec::new();
         if let Some(top) = stack.workflow_stack.last() {
             found.step = top.current_step_id.clone();
-            let recorded = top.step_progress.get(&top.current_step_id).filter(|p| !p.outputs.is_empty());
-            match (self.find_job(root, &store, Some(session_id), &top.job_name), recorded) {
-                (Err(err), _) => found.problems.push(format!("the step's own reviews are unknown: {err}")),
-                (Ok(job), Some(progress)) => {
-                    let workflow = job.select_workflow(&top.workflow_name).ok();
-                    let step = workflow.and_then(|w| w.step_index(&top.current_step_id).map(|i| (w, &w.steps[i])));
-                    if let Some((workflow, step)) = step {
-                        let input = GateInput {
-                            root,
-                            job: &job,
-                            workflow,
-                            step,
-                            outputs: &progress.outputs,
-                            input_values: &progress.input_values,
-                            work_summary: progress.work_summary.as_deref(),
+            match self.find_job(root, &store, Some(session_id), &top.job_name) {
+                Err(err) => found.problems.push(format!("the step's own reviews are unknown: {err}")),
+                Ok(job) => {
+                    let step = job.workflows.get(&top.workflow_name).and_then(|w| {
+                        w.step_index(&top.current_step_id).map(|i| &w.steps[i])
+                    });
+                    let mut names = vec![process_review_name(&found.step)];
+                    for output in step.into_iter().flat_map(|s| s.outputs.keys()) {
+                        names.extend((0..2).map(|i| output_review_name(&found.step, output, i)));
+                    }
+                    for (asked_id, files) in instruction_files(root) {
+                        let Some(name) = names.iter().find(|n| asked_id.starts_with(&format!("{}--", rule_part(n)))) else {
+                            continue;
                         };
-                        let own = step_reviews(&input, platform);
-                        let files = submitted_files(&input);
-                        let rules = build_tasks(&own.rules, &files, root, platform, false);
-                        tasks.extend(rules.into_iter().chain(own.inline_tasks).map(|task| (task, "step")));
+                        // A review of files is needed again once they change: its id follows their contents now.
+                        let review_id = if files.is_empty() { asked_id } else { review_id(&file_task(name, &files), root) };
+                        if !has_passed(root, &review_id) && !found.reviews.iter().any(|r| r.review_id == review_id) {
+                            found.reviews.push(OpenReview { review_id, rule_name: name.clone(), files, origin: "step" });
+                        }
                     }
                 }
-                (Ok(_), None) => {}
             }
         }
         let project = self.project_rules(root);
@@ -221,22 +220,40 @@ impl Deepwork {
         if !project.rules.is_empty() {
             match changed_files(root, None) {
                 Ok(files) => {
-                    let matched = build_tasks(&project.rules, &files, root, platform, false);
-                    tasks.extend(matched.into_iter().map(|t| (t, "project")));
+                    let tasks = build_tasks(&project.rules, &files, root, platform, false);
+                    found.reviews.extend(not_passed(root, tasks).into_iter().map(|(task, review_id)| OpenReview {
+                        review_id,
+                        rule_name: task.rule_name,
+                        files: task.files,
+                        origin: "project",
+                    }));
                 }
                 Err(err) => found.problems.push(format!("the changed files are unknown: {err}")),
             }
         }
-        found.reviews = not_passed(root, tasks)
-            .into_iter()
-            .map(|(task, origin, review_id)| OpenReview { review_id, rule_name: task.rule_name, files: task.files, origin })
-            .collect();
         Ok(found)
     }
 
     /// Every named DeepSchema: project, standard, then extra folders.
     pub fn get_named_schemas(&self, root: &Path) -> Vec<NamedSchemaInfo> {
         self.deepschema_cache().load(root, &self.schema_folders(root)).named_schemas.clone()
+    }
+}
+
+/// A review of `files` by rule `name`, as far as its review id depends on it.
+fn file_task(name: &str, files: &[String]) -> ReviewTask {
+    ReviewTask {
+        rule_name: name.to_owned(),
+        files: files.to_vec(),
+        instructions: String::new(),
+        agent: None,
+        reference_files: Vec::new(),
+        unchanged_matching_files: Vec::new(),
+        all_changed_files: None,
+        inline_content: None,
+        precompute: None,
+        source_file: PathBuf::new(),
+        source_line: 0,
     }
 }
 

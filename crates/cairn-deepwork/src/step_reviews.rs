@@ -41,7 +41,7 @@ pub(crate) fn step_reviews(input: &GateInput<'_>, platform: &str) -> StepReviews
             all_files.extend(files.iter().cloned());
         }
         for (i, block) in blocks.iter().enumerate() {
-            let name = format!("step_{step}_output_{output}{}", if i > 0 { "_arg" } else { "" });
+            let name = output_review_name(step, output, i);
             let instructions = with_preamble(&block.instructions);
             match argument.kind {
                 ArgumentType::FilePath => reviews.rules.push(ReviewRule {
@@ -71,7 +71,7 @@ pub(crate) fn step_reviews(input: &GateInput<'_>, platform: &str) -> StepReviews
     if !input.step.process_requirements.is_empty()
         && let Some(summary) = input.work_summary
     {
-        let name = format!("step_{step}_process_quality");
+        let name = process_review_name(step);
         let instructions = with_preamble(&process_instructions(input, summary));
         if all_files.is_empty() {
             // No file to attach the review to: the work summary itself is what is reviewed.
@@ -96,6 +96,16 @@ pub(crate) fn step_reviews(input: &GateInput<'_>, platform: &str) -> StepReviews
         }
     }
     reviews
+}
+
+/// The rule name of review block `index` of `output` in `step` (0: the step's own block for it, 1: its argument's).
+pub(crate) fn output_review_name(step: &str, output: &str, index: usize) -> String {
+    format!("step_{step}_output_{output}{}", if index > 0 { "_arg" } else { "" })
+}
+
+/// The rule name of `step`'s process-requirements review.
+pub(crate) fn process_review_name(step: &str) -> String {
+    format!("step_{step}_process_quality")
 }
 
 fn inline_task(name: String, instructions: String, content: String, agent: Option<&String>, source: &Path) -> ReviewTask {

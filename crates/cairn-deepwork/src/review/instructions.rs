@@ -122,6 +122,12 @@ fn scope(task: &ReviewTask) -> String {
     }
 }
 
+/// The files an instruction file lists under `## Files to Review` (what [`render`] wrote there), in order.
+pub(crate) fn files_to_review(text: &str) -> Vec<String> {
+    let Some((_, section)) = text.split_once("\n## Files to Review\n\n") else { return Vec::new() };
+    section.lines().map_while(|line| line.strip_prefix("- @")).map(str::to_owned).collect()
+}
+
 /// `<defining file relative to root>:<line>`, or the absolute path when the file lies outside the root.
 pub(crate) fn source_location(task: &ReviewTask, root: &Path) -> String {
     let path = match task.source_file.strip_prefix(root) {
@@ -284,6 +290,15 @@ mod tests {
             source_file: PathBuf::from("/p/src/.deepreview"),
             source_line: 3,
         }
+    }
+
+    #[test]
+    fn the_files_under_review_read_back_from_a_rendered_file() {
+        let text = render(&task(&["a.md", "b/c d.md"]), "r--2_files--0123456789ab", Path::new("/p"), None);
+        assert_eq!(files_to_review(&text), ["a.md", "b/c d.md"]);
+        let mut inline = task(&[]);
+        inline.inline_content = Some("- @not-a-file".to_owned());
+        assert!(files_to_review(&render(&inline, "r--inline--0123456789ab", Path::new("/p"), None)).is_empty());
     }
 
     #[test]
