@@ -1,5 +1,6 @@
 //! End-to-end tests of `cairn serve`'s REST API and web UI: the real binary on a port it picks, on a private
-//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`) and with a real browser (`browser.rs`, which drives
+//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`, `sessions.rs`,
+//! `early_close.rs`) and with a real browser (`browser.rs`, which drives
 //! `browser.mjs` with Node, playwright-core and Debian's chromium).
 
 // Test helpers are shared between the modules of this one test binary.
@@ -9,5 +10,7 @@
 mod cairn_serve;
 mod api;
 mod browser;
+mod early_close;
 mod pages;
+mod sessions;
 mod support;
