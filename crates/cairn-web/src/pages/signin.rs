@@ -57,7 +57,7 @@ pub(crate) async fn work_caller(web: &Web, headers: &HeaderMap, tool: &str, need
                 StatusCode::UNAUTHORIZED,
                 "unauthenticated",
                 "the token this browser signed in with is unknown, expired or revoked; sign in again at /signin (or \
-                 sign out there to act as the local person)",
+                 sign out there)",
             )
         })?,
         None if web.loopback_only => web.work.local_caller(Kind::Person).await?,
@@ -89,14 +89,18 @@ fn fallback(web: &Web) -> &'static str {
     }
 }
 
+/// Who the browser is signed in as (`Ada (person)` and the token's scopes), if its token still works.
+async fn current(web: &Web, headers: &HeaderMap) -> Result<Option<(String, String)>, PageError> {
+    Ok(match signed_in_token(headers) {
+        Some(token) => web.work.authenticate(&token).await?.map(|c| (c.label(), Scope::join(&c.scopes))),
+        None => None,
+    })
+}
+
 /// `GET /signin`.
 pub(crate) async fn page(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
-    let token = signed_in_token(&headers);
-    let signed_in = match &token {
-        Some(token) => web.work.authenticate(token).await?.map(|c| (c.label(), Scope::join(&c.scopes))),
-        None => None,
-    };
-    let error = (token.is_some() && signed_in.is_none())
+    let signed_in = current(&web, &headers).await?;
+    let error = (signed_in_token(&headers).is_some() && signed_in.is_none())
         .then(|| "the token this browser signed in with is unknown, expired or revoked; sign in again".to_owned());
     let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
     let page = SignInPage { layout: layout.clone(), signed_in, error, fallback: fallback(&web) };
@@ -112,6 +116,7 @@ pub(crate) async fn sign_in(
 ) -> Result<Response, PageError> {
     check_csrf(&web, &headers, &form.csrf)?;
     let token = form.token.trim();
+    let token = token.strip_prefix("Bearer ").unwrap_or(token).trim();
     let (status, error) = if token.is_empty() {
         (StatusCode::BAD_REQUEST, "paste a work token (cairn work token create prints one) into the field")
     } else if web.work.authenticate(token).await?.is_some() {
@@ -124,8 +129,9 @@ pub(crate) async fn sign_in(
     } else {
         (StatusCode::UNAUTHORIZED, "this token is unknown, expired or revoked; nothing changed — check that it was copied whole")
     };
+    let signed_in = current(&web, &headers).await?;
     let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
-    let page = SignInPage { layout: layout.clone(), signed_in: None, error: Some(error.to_owned()), fallback: fallback(&web) };
+    let page = SignInPage { layout: layout.clone(), signed_in, error: Some(error.to_owned()), fallback: fallback(&web) };
     Ok((status, render(&layout, &page)).into_response())
 }
 
