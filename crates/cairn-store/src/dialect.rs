@@ -77,6 +77,12 @@ impl Backend {
         }
     }
 
+    /// Whether the pool pings a connection each time it hands one out. SQLite's are open files that cannot go stale,
+    /// and the ping would double the round trips to its connection threads; a Postgres connection may have been cut.
+    pub(crate) fn test_before_acquire(self) -> bool {
+        self == Backend::Postgres
+    }
+
     /// Starts a write transaction (see the module doc).
     pub(crate) async fn begin_write(self, pool: &AnyPool) -> Result<Transaction<'static, Any>, sqlx::Error> {
         match self {

@@ -108,6 +108,7 @@ impl Store {
         let options = AnyConnectOptions::from_str(url).map_err(connect)?;
         let pool = AnyPoolOptions::new()
             .max_connections(backend.max_connections())
+            .test_before_acquire(backend.test_before_acquire())
             .after_connect(move |connection, _| Box::pin(dialect::set_up(backend, connection)))
             .connect_with(options)
             .await
