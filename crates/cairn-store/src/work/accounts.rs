@@ -221,17 +221,21 @@ pub async fn insert_token<'e, E: Executor<'e, Database = Any>>(db: E, row: &Toke
     Ok(())
 }
 
-/// The token `id`, revoked or not.
-pub async fn get_token<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<TokenRow>, sqlx::Error> {
+/// The token `id`, revoked or not, and the principal it speaks for (one query: every authenticated request asks).
+pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    id: &str,
+) -> Result<Option<(TokenRow, PrincipalRow)>, sqlx::Error> {
     let row = sqlx::query(
-        "SELECT id, principal_id, secret_hash, scopes, created_at, expires_at, revoked_at, last_used_at \
-         FROM work_tokens WHERE id = $1",
+        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
+         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
+         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id WHERE t.id = $1",
     )
     .bind(id)
     .fetch_optional(db)
     .await?;
     row.map(|row| {
-        Ok(TokenRow {
+        let token = TokenRow {
             id: row.try_get("id")?,
             principal_id: row.try_get("principal_id")?,
             secret_hash: row.try_get("secret_hash")?,
@@ -240,7 +244,15 @@ pub async fn get_token<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> 
             expires_at: opt_i64(&row, "expires_at")?,
             revoked_at: opt_i64(&row, "revoked_at")?,
             last_used_at: opt_i64(&row, "last_used_at")?,
-        })
+        };
+        let principal = PrincipalRow {
+            id: token.principal_id.clone(),
+            home_account_id: row.try_get("home_account_id")?,
+            kind: row.try_get("kind")?,
+            display_name: row.try_get("display_name")?,
+            created_at: row.try_get("principal_created_at")?,
+        };
+        Ok((token, principal))
     })
     .transpose()
 }

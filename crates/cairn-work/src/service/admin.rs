@@ -148,7 +148,7 @@ impl Service {
     pub async fn authenticate(&self, bearer: &str) -> Result<Option<Caller>, Error> {
         let Some((token_id, secret)) = auth::split_bearer(bearer.trim()) else { return Ok(None) };
         let pool = self.store.pool();
-        let Some(token) = accounts::get_token(pool, &token_id).await? else { return Ok(None) };
+        let Some((token, principal)) = accounts::get_token(pool, &token_id).await? else { return Ok(None) };
         let now = now_ms();
         let usable = auth::secret_matches(secret, &token.secret_hash)
             && token.revoked_at.is_none()
@@ -156,7 +156,6 @@ impl Service {
         if !usable {
             return Ok(None);
         }
-        let Some(principal) = accounts::get_principal(pool, &token.principal_id).await? else { return Ok(None) };
         if token.last_used_at.is_none_or(|at| at < now - LAST_USED_GRANULARITY) {
             accounts::touch_token(pool, &token.id, now, LAST_USED_GRANULARITY).await?;
         }
