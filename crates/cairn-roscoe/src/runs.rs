@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cairn_store::changes::Change;
 use cairn_store::runs::{self as rows, Connection, RunRow};
 use cairn_store::{Backend, Store};
 use serde_json::{Map, Value, json};
@@ -585,6 +586,7 @@ impl Runs {
         };
         self.persist(&mut tx, &row, &outcome).await?;
         rows::commit(tx).await?;
+        self.inner.store.changes().committed(Change::Run(row.root_run_id));
         Ok(outcome)
     }
 
@@ -840,6 +842,7 @@ impl Runs {
             self.persist(&mut tx, row, &outcome).await?;
         }
         rows::commit(tx).await?;
+        self.inner.store.changes().committed(Change::Run(root_id.to_owned()));
         for pid in kills {
             kill_later(pid);
         }

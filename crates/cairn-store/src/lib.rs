@@ -10,11 +10,14 @@
 //! the migration lock, connection setup — is [`dialect`], and nowhere else.
 //!
 //! SQL lives only in this crate: each surface gets a module of typed queries here, and its domain code never writes
-//! SQL of its own.
+//! SQL of its own. [`changes`] tells live views what changed (LISTEN/NOTIFY on Postgres); [`sessions`] keeps MCP
+//! sessions so that any node sharing the database can continue them.
 
+pub mod changes;
 pub mod dialect;
 pub mod observe;
 pub mod runs;
+pub mod sessions;
 mod write_tx;
 #[cfg(test)]
 mod testing;
@@ -26,6 +29,8 @@ use std::str::FromStr;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::AnyPool;
+
+use crate::changes::Changes;
 
 pub use dialect::Backend;
 pub use write_tx::WriteTx;
@@ -81,6 +86,7 @@ pub struct AppliedMigration {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    changes: Changes,
     writers: Writers,
 }
 
@@ -113,7 +119,7 @@ impl Store {
             .connect_with(options)
             .await
             .map_err(connect)?;
-        Ok(Store { pool, backend, writers: Writers::default() })
+        Ok(Store { pool, backend, changes: Changes::new(backend, url), writers: Writers::default() })
     }
 
     /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
@@ -156,8 +162,14 @@ impl Store {
         Ok(WriteTx::new(self.backend.begin_write(&self.pool).await?, turn))
     }
 
-    /// Closes every connection (waits for the ones in use to be returned).
+    /// What changed, for live views.
+    pub fn changes(&self) -> &Changes {
+        &self.changes
+    }
+
+    /// Closes every connection (waits for the ones in use to be returned) and stops the changes listener.
     pub async fn close(&self) {
+        self.changes.stop();
         self.pool.close().await;
     }
 }

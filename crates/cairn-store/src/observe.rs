@@ -1,6 +1,7 @@
 //! Read-only queries for watching runs from outside the run facade: the projects that have runs (the web UI's
-//! workspace switcher) and the event log of a whole run tree (live updates, polled so that changes made by any
-//! process sharing the database show up). Nothing here writes.
+//! workspace switcher) and the event log of a whole run tree (live updates, re-read when the
+//! [`changes`](crate::changes) feed names the tree, so changes made by any process sharing the database show up).
+//! Nothing here writes.
 
 use sqlx::{AssertSqlSafe, Row};
 
@@ -73,6 +74,12 @@ pub async fn global_run_count(conn: &mut Connection) -> Result<i64, Error> {
 pub async fn project(conn: &mut Connection, id: &str) -> Result<Option<ProjectRow>, Error> {
     let found = projects(conn).await?;
     Ok(found.into_iter().find(|p| p.id == id))
+}
+
+/// The root of `run_id`'s tree (the id [`Change::Run`](crate::changes::Change::Run) names), if the run exists.
+pub async fn root_run_id(conn: &mut Connection, run_id: &str) -> Result<Option<String>, Error> {
+    let row = sqlx::query("SELECT root_run_id FROM workflow_runs WHERE id = $1").bind(run_id).fetch_optional(conn).await?;
+    Ok(row.map(|r| r.try_get("root_run_id")).transpose()?)
 }
 
 /// How many events the tree of `run_id` (its root and every descendant) has logged: a cheap change detector, since
@@ -185,5 +192,7 @@ mod tests {
         let events = tree_events(&mut conn, "root").await.unwrap();
         assert_eq!(events.iter().map(|e| e.run_id.as_str()).collect::<Vec<_>>(), ["root", "child"]);
         assert_eq!(tree_event_count(&mut conn, "missing").await.unwrap(), 0);
+        assert_eq!(root_run_id(&mut conn, "child").await.unwrap().as_deref(), Some("root"));
+        assert_eq!(root_run_id(&mut conn, "missing").await.unwrap(), None);
     }
 }

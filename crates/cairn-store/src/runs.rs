@@ -536,7 +536,8 @@ pub async fn last_node_seq(conn: &mut Connection, run_id: &str) -> Result<i64, E
     Ok(row.try_get::<Option<i64>, _>("seq")?.unwrap_or(0))
 }
 
-/// Appends an event to a run's log; `seq` is the run version the event produced.
+/// Appends an event to a run's log; `seq` is the run version the event produced. On Postgres every node hears of it
+/// when the transaction commits ([`changes`](crate::changes)).
 pub async fn append_event(
     conn: &mut Connection,
     run_id: &str,
@@ -551,8 +552,9 @@ pub async fn append_event(
         .bind(ts)
         .bind(kind)
         .bind(data)
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
+    crate::changes::announce_run(conn, run_id).await?;
     Ok(())
 }
 

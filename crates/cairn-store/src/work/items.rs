@@ -202,8 +202,9 @@ pub async fn replace_item<'e, E: Executor<'e, Database = Any>>(
     Ok(done.rows_affected() == 1)
 }
 
-/// Appends an event to its item's log (its `seq` is the next number; the one in `event` is ignored).
-pub async fn append_event<'e, E: Executor<'e, Database = Any>>(db: E, event: &EventRow) -> Result<(), sqlx::Error> {
+/// Appends an event to its item's log (its `seq` is the next number; the one in `event` is ignored). On Postgres
+/// every node hears of it when the transaction commits ([`changes`](crate::changes)).
+pub async fn append_event(conn: &mut sqlx::AnyConnection, event: &EventRow) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO work_events (item_id, seq, at, principal_id, claimant, kind, data) \
          VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM work_events WHERE item_id = $2), $3, $4, $5, $6, $7)",
@@ -215,9 +216,9 @@ pub async fn append_event<'e, E: Executor<'e, Database = Any>>(db: E, event: &Ev
     .bind(&event.claimant)
     .bind(&event.kind)
     .bind(&event.data)
-    .execute(db)
+    .execute(&mut *conn)
     .await?;
-    Ok(())
+    crate::changes::announce(conn, &crate::changes::Change::Item(event.item_id.clone())).await
 }
 
 /// The events of item `id`, oldest first.

@@ -2,6 +2,7 @@
 //! [`crate::item`] decide, and writes the new row with a compare-and-swap on its version plus its events, all in one
 //! transaction; a lost race is retried from the read, so two claims can never both win.
 
+use cairn_store::changes::Change;
 use cairn_store::work::decisions;
 use cairn_store::work::items::{self, EventRow, ItemFilter, ItemRow};
 use serde::Serialize;
@@ -98,6 +99,7 @@ impl Service {
         let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
         items::append_event(&mut *tx, &event(&row, caller, &caller.display_name, ("created", data), now)).await?;
         tx.commit().await?;
+        self.store.changes().committed(Change::Item(row.id.clone()));
         Ok(WorkItem::from_row(&row))
     }
 
@@ -256,6 +258,7 @@ impl Service {
                 items::append_event(&mut *tx, &event(&new, caller, name, entry, new.updated_at)).await?;
             }
             tx.commit().await?;
+            self.store.changes().committed(Change::Item(new.id.clone()));
             return Ok((new, kinds));
         }
         Err(Error::Internal("the item kept changing while this change was made".into()))
