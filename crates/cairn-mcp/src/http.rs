@@ -1,16 +1,20 @@
 //! Serving a surface over Streamable HTTP (rmcp's tower service mounted in axum).
 //!
 //! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
-//! such as `roots/list`); newer clients are served statelessly. The `Host` header must name a loopback address unless
-//! more hosts are allowed.
+//! such as `roots/list`); newer clients are served statelessly. Given [`DatabaseSessions`], a session survives its
+//! node: any server sharing the database continues it. The `Host` header must name a loopback address unless more
+//! hosts are allowed.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::ServerHandler;
+use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
+
+use crate::sessions::DatabaseSessions;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -25,11 +29,13 @@ pub struct HttpOptions {
 
 /// The Streamable HTTP endpoint for handlers made by `factory`, as a tower service to mount in an axum router.
 ///
-/// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled.
+/// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
+/// live in this process only, unless `sessions` keeps them in the database.
 pub fn http_service<H, F>(
     factory: F,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
+    sessions: Option<DatabaseSessions>,
 ) -> StreamableHttpService<H, LocalSessionManager>
 where
     H: ServerHandler + Send + 'static,
@@ -37,9 +43,10 @@ where
 {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     hosts.extend(extra_allowed_hosts.iter().cloned());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(shutdown.child_token());
+    config.session_store = sessions.map(|s| Arc::new(s) as Arc<dyn SessionStore>);
     StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config)
 }
 
@@ -50,7 +57,7 @@ where
     F: Fn() -> H + Send + Sync + 'static,
 {
     let shutdown = CancellationToken::new();
-    let service = http_service(factory, &options.extra_allowed_hosts, &shutdown);
+    let service = http_service(factory, &options.extra_allowed_hosts, &shutdown, None);
     let router = axum::Router::new().nest_service(&options.path, service);
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!("serving MCP over Streamable HTTP at http://{}{}", listener.local_addr()?, options.path);

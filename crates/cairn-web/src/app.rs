@@ -2,18 +2,25 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use axum::Router;
+use cairn_mcp::DatabaseSessions;
 use cairn_deepwork::{Deepwork, DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
 use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
+use crate::drain::InFlight;
 use crate::host_check::{self, AllowedHosts};
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
 use crate::{api, early_close, health, pages, work_mcp};
+
+/// How long a stopping server waits for the calls in flight (under the 30 s a supervisor commonly allows between
+/// SIGTERM and SIGKILL).
+pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(25);
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -38,8 +45,9 @@ pub struct App {
 }
 
 impl App {
-    /// The router with every endpoint; open MCP streams end when `shutdown` is cancelled.
-    pub fn router(&self, shutdown: &CancellationToken) -> Router {
+    /// The router with every endpoint: live page streams end when `stopping` is cancelled, MCP streams (answers
+    /// being sent included) when `closing` is.
+    pub fn router(&self, stopping: &CancellationToken, closing: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
         let runs = cairn_roscoe::Runs::new(self.store.clone(), self.roscoe.clone());
         let web = Web {
@@ -50,7 +58,7 @@ impl App {
             deepwork: self.deepwork.clone(),
             csrf: Csrf::new(),
             loopback_only: self.extra_allowed_hosts.is_empty(),
-            shutdown: shutdown.clone(),
+            shutdown: stopping.clone(),
         };
         let mut router = Router::new()
             .merge(api::routes(web.clone()))
@@ -60,25 +68,34 @@ impl App {
                 cairn_mcp::http_service(
                     move || RoscoeServer::new(roscoe.clone(), runs.clone()),
                     &self.extra_allowed_hosts,
-                    shutdown,
+                    closing,
+                    Some(DatabaseSessions::new(self.store.clone(), "/roscoe/mcp")),
                 ),
             )
             .merge(health::routes(self.store.clone()))
-            .merge(work_mcp::routes(self.store.clone(), &self.extra_allowed_hosts, shutdown));
+            .merge(work_mcp::routes(self.store.clone(), &self.extra_allowed_hosts, closing));
         if let Some(project) = &self.deepwork {
             let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
             router = router.nest_service(
                 "/deepwork/mcp",
-                cairn_mcp::http_service(move || server.clone(), &self.extra_allowed_hosts, shutdown),
+                cairn_mcp::http_service(
+                    move || server.clone(),
+                    &self.extra_allowed_hosts,
+                    closing,
+                    Some(DatabaseSessions::new(self.store.clone(), "/deepwork/mcp")),
+                ),
             );
         }
         early_close::layer(host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts)))
     }
 
-    /// Serves on `addr` until Ctrl-C or SIGTERM, then lets in-flight requests finish.
+    /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
+    /// lets every call in flight finish (for up to [`DRAIN_LIMIT`]), ends the MCP streams and closes the database.
     pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
-        let shutdown = CancellationToken::new();
-        let router = self.router(&shutdown);
+        let stopping = CancellationToken::new();
+        let closing = CancellationToken::new();
+        let in_flight = InFlight::new();
+        let router = in_flight.layer(self.router(&stopping, &closing));
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local = listener.local_addr()?;
         let server_file = ServerFile::write(self.roscoe.home(), local);
@@ -88,12 +105,20 @@ impl App {
         if let Some(project) = &self.deepwork {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
         }
-        let result = axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
+        let drain = tokio::spawn({
+            let stopping = stopping.clone();
+            async move {
                 cairn_mcp::shutdown_signal().await;
-                shutdown.cancel();
-            })
-            .await;
+                tracing::info!("stopping: no new connections; finishing the calls in flight");
+                stopping.cancel();
+                if tokio::time::timeout(DRAIN_LIMIT, in_flight.idle()).await.is_err() {
+                    tracing::warn!("calls still in flight after {} s are cut off", DRAIN_LIMIT.as_secs());
+                }
+                closing.cancel();
+            }
+        });
+        let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+        drain.abort();
         server_file.remove();
         self.store.close().await;
         result

@@ -18,6 +18,7 @@
 mod api;
 mod app;
 mod csrf;
+mod drain;
 mod early_close;
 mod error;
 mod health;

@@ -1,31 +1,38 @@
-//! Live run updates: a watcher that polls the database's event log of a run tree, so changes made by any process
-//! sharing the database (an MCP client advancing the run through another server, a script finishing) show up.
-//! A cheap `COUNT(*)` is polled; the log is read only when it grew. Streams end at server shutdown.
+//! Live run updates: a watcher of a run tree's event log in the database, woken by the store's changes feed
+//! ([`cairn_store::changes`]: LISTEN/NOTIFY on Postgres, so a run advanced through any node shows on every node's
+//! pages; in-process wake-ups on SQLite). It re-reads only when the feed names its tree, when changes may have been
+//! missed, or every [`Changes::fallback_poll`](cairn_store::changes::Changes::fallback_poll) (how other processes'
+//! writes to a SQLite file show up). A cheap `COUNT(*)` decides; the log is read only when it grew. Streams end at
+//! server shutdown.
 
 use std::collections::HashSet;
-use std::time::Duration;
 
+use cairn_store::changes::Change;
 use cairn_store::observe::{self, EventRow};
+use tokio::sync::broadcast;
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::ApiError;
 use crate::state::Web;
-
-/// How often the event log is polled.
-const POLL: Duration = Duration::from_millis(300);
 
 /// Watches the tree of one run; each [`Watcher::changed`] waits for the log to grow.
 #[derive(Debug)]
 pub(crate) struct Watcher {
     web: Web,
     run_id: String,
+    /// The tree's root run, once looked up (the id changes name).
+    root: Option<String>,
     count: i64,
     seen: HashSet<(String, i64)>,
+    changes: broadcast::Receiver<Change>,
 }
 
 impl Watcher {
     /// A watcher of `run_id`'s tree that counts `since` events as already seen (the page rendered them).
     pub(crate) fn new(web: Web, run_id: String, since: i64) -> Watcher {
-        Watcher { web, run_id, count: since, seen: HashSet::new() }
+        // Subscribed before the first read, so no change after that read goes unheard.
+        let changes = web.store.changes().subscribe();
+        Watcher { web, run_id, root: None, count: since, seen: HashSet::new(), changes }
     }
 
     /// The number of events the tree has now.
@@ -45,11 +52,47 @@ impl Watcher {
                 Ok(_) => {}
                 Err(error) => return Some(Err(error)),
             }
-            tokio::select! {
-                () = self.web.shutdown.cancelled() => return None,
-                () = tokio::time::sleep(POLL) => {}
+            if self.root.is_none() {
+                match self.root_run_id().await {
+                    Ok(root) => self.root = root,
+                    Err(error) => return Some(Err(error)),
+                }
+            }
+            if !self.wake().await {
+                return None;
             }
         }
+    }
+
+    /// Waits for a change of this tree, a notice that changes may have been missed, or the fallback poll; `false` at
+    /// shutdown.
+    async fn wake(&mut self) -> bool {
+        let fallback = tokio::time::sleep(self.web.store.changes().fallback_poll());
+        tokio::pin!(fallback);
+        loop {
+            tokio::select! {
+                () = self.web.shutdown.cancelled() => return false,
+                () = &mut fallback => return true,
+                received = self.changes.recv() => match received {
+                    Ok(Change::Run(root)) if self.root.as_ref().is_none_or(|mine| *mine == root) => return true,
+                    Ok(Change::Unknown) | Err(RecvError::Lagged(_)) => return true,
+                    Ok(Change::Run(_) | Change::Item(_)) => {}
+                    // The feed outlives every watcher; should it end, the fallback poll still wakes us.
+                    Err(RecvError::Closed) => {
+                        tokio::select! {
+                            () = self.web.shutdown.cancelled() => return false,
+                            () = &mut fallback => return true,
+                        }
+                    }
+                },
+            }
+        }
+    }
+
+    /// The root of the watched run's tree.
+    async fn root_run_id(&self) -> Result<Option<String>, ApiError> {
+        let mut conn = self.web.store.read().await?;
+        Ok(observe::root_run_id(&mut conn, &self.run_id).await?)
     }
 
     /// The events not returned before (all of them the first time), oldest first.

@@ -24,9 +24,11 @@ const METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
 
 /// `/mcp` and its protected-resource metadata, over the database in `store`.
 pub(crate) fn routes(store: Store, extra_allowed_hosts: &[String], shutdown: &CancellationToken) -> Router {
+    let sessions = Some(cairn_mcp::DatabaseSessions::new(store.clone(), "/mcp"));
     let service = Service::new(store);
     let factory = service.clone();
-    let mut mcp = cairn_mcp::http_service(move || WorkServer::http(factory.clone()), extra_allowed_hosts, shutdown);
+    let mut mcp =
+        cairn_mcp::http_service(move || WorkServer::http(factory.clone()), extra_allowed_hosts, shutdown, sessions);
     mcp.config.max_request_body_bytes = MAX_BODY_BYTES;
     let guarded =
         Router::new().nest_service("/mcp", mcp).route_layer(middleware::from_fn_with_state(service, authenticate));

@@ -1,0 +1,90 @@
+//! Graceful shutdown's drain: counts the calls still being answered, so that on SIGTERM the server ends its MCP
+//! streams only once every call in flight has its answer.
+//!
+//! A call is a `POST` (an MCP request or a REST change). Its answer may be a stream (rmcp answers MCP calls over
+//! SSE), so a call counts until its response body is done or dropped, not merely until the handler returns.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::Method;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use futures::StreamExt;
+use tokio::sync::watch;
+
+/// The number of calls being answered. Cheap to clone.
+#[derive(Debug, Clone)]
+pub(crate) struct InFlight {
+    count: Arc<watch::Sender<usize>>,
+}
+
+impl InFlight {
+    pub(crate) fn new() -> InFlight {
+        InFlight { count: Arc::new(watch::Sender::new(0)) }
+    }
+
+    /// `router` with its calls counted.
+    pub(crate) fn layer(&self, router: Router) -> Router {
+        router.layer(middleware::from_fn_with_state(self.clone(), track))
+    }
+
+    /// Resolves once no call is being answered.
+    pub(crate) async fn idle(&self) {
+        let mut count = self.count.subscribe();
+        let _ = count.wait_for(|n| *n == 0).await;
+    }
+}
+
+/// One call being answered; dropping it ends the call.
+struct Call(InFlight);
+
+impl Call {
+    fn start(in_flight: &InFlight) -> Call {
+        in_flight.count.send_modify(|n| *n += 1);
+        Call(in_flight.clone())
+    }
+}
+
+impl Drop for Call {
+    fn drop(&mut self) {
+        self.0.count.send_modify(|n| *n -= 1);
+    }
+}
+
+async fn track(State(in_flight): State<InFlight>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return next.run(request).await;
+    }
+    let call = Call::start(&in_flight);
+    let (parts, body) = next.run(request).await.into_parts();
+    // The call ends with the last chunk of its answer (or when the client goes away and the body is dropped).
+    let body = body.into_data_stream().map(move |chunk| {
+        let _ = &call;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::routing::post;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_call_counts_until_its_answer_is_read() {
+        let in_flight = InFlight::new();
+        let router = in_flight.layer(Router::new().route("/call", post(|| async { "done" })));
+        let request = Request::builder().method("POST").uri("/call").body(Body::empty()).unwrap();
+        let response = router.oneshot(request).await.unwrap();
+        assert_eq!(*in_flight.count.borrow(), 1, "the answer is not read yet");
+        let body = axum::body::to_bytes(response.into_body(), 1024).await.unwrap();
+        assert_eq!(&body[..], b"done");
+        assert_eq!(*in_flight.count.borrow(), 0);
+        in_flight.idle().await;
+    }
+}
