@@ -48,4 +48,18 @@ impl Served {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+
+    /// Sends the server `signal` (`TERM`, `KILL`, …) with kill(1).
+    #[allow(dead_code, reason = "only some test binaries signal their servers")]
+    pub fn signal(&self, signal: &str) {
+        let pid = self._process.id().expect("the server has not been waited for");
+        let status = std::process::Command::new("kill").args([format!("-{signal}"), pid.to_string()]).status();
+        assert!(status.is_ok_and(|s| s.success()), "kill -{signal} {pid}");
+    }
+
+    /// Waits for the server to exit; its exit status.
+    #[allow(dead_code, reason = "only some test binaries stop their servers")]
+    pub async fn exited(&mut self) -> std::process::ExitStatus {
+        self._process.wait().await.expect("wait for cairn serve")
+    }
 }

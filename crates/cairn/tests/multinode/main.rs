@@ -1,0 +1,22 @@
+//! Several `cairn serve` nodes on one database, as a team runs them behind a load balancer on a shared PostgreSQL:
+//! claims and step answers stay exactly-once across nodes (`claims.rs`, `steps.rs`), a run advanced through one node
+//! streams to another node's SSE clients (`live.rs`), a node killed mid-load loses no acknowledged write
+//! (`crash.rs`), and a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`).
+//!
+//! The database is a fresh Postgres database per test when `CAIRN_TEST_POSTGRES_URL` is set. Without it the
+//! Postgres-only tests print a notice and pass (several nodes on SQLite is not the deployment), and `live.rs` and
+//! `sessions.rs` run their nodes on one shared SQLite file.
+
+// Test helpers are shared between the modules of this one test binary.
+#![allow(unreachable_pub)]
+
+#[path = "../common/cairn_serve.rs"]
+mod cairn_serve;
+mod claims;
+mod crash;
+#[path = "../common/database.rs"]
+mod database;
+mod live;
+mod sessions;
+mod steps;
+mod support;
