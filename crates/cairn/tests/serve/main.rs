@@ -6,4 +6,7 @@
 
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+#[path = "../common/database.rs"]
+mod database;
 mod endpoints;
+mod shutdown;
