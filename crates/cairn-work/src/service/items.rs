@@ -97,7 +97,7 @@ impl Service {
         let mut tx = self.store.begin_write().await?;
         items::insert_item(&mut *tx, &row).await?;
         let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
-        items::append_event(&mut *tx, &event(&row, caller, &caller.display_name, ("created", data), now)).await?;
+        items::append_event(&mut tx, &event(&row, caller, &caller.display_name, ("created", data), now)).await?;
         tx.commit().await?;
         self.store.changes().committed(Change::Item(row.id.clone()));
         Ok(WorkItem::from_row(&row))
@@ -255,7 +255,7 @@ impl Service {
             }
             let kinds = events.iter().map(|(kind, _)| *kind).collect();
             for entry in events {
-                items::append_event(&mut *tx, &event(&new, caller, name, entry, new.updated_at)).await?;
+                items::append_event(&mut tx, &event(&new, caller, name, entry, new.updated_at)).await?;
             }
             tx.commit().await?;
             self.store.changes().committed(Change::Item(new.id.clone()));
