@@ -1,5 +1,6 @@
 //! Several `cairn serve` nodes on one database, as a team runs them behind a load balancer on a shared PostgreSQL:
-//! claims and step answers stay exactly-once across nodes (`claims.rs`, `steps.rs`), a run advanced through one node
+//! claims, step answers, document updates and evidence stay exactly-once across nodes (`claims.rs`, `steps.rs`,
+//! `records.rs`), a run advanced through one node
 //! streams to another node's SSE clients (`live.rs`), a node killed mid-load loses no acknowledged write
 //! (`crash.rs`), and a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`).
 //!
@@ -17,6 +18,7 @@ mod crash;
 #[path = "../common/database.rs"]
 mod database;
 mod live;
+mod records;
 mod sessions;
 mod steps;
 mod support;
