@@ -62,7 +62,6 @@ async fn killing_a_node_mid_load_loses_no_acknowledged_write() {
                 assert_ne!(claimed.is_error, Some(true), "{claimed:?}");
                 acks.lock().unwrap().push(Ack::Claimed(id, claimant));
             }
-            drop(call);
             client.close().await;
         }));
     }
