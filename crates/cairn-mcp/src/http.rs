@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::drain::InFlight;
 use crate::sessions::DatabaseSessions;
 
 /// Where and how to serve.
@@ -50,23 +51,23 @@ where
     StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config)
 }
 
-/// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM.
+/// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM (then it finishes the calls in
+/// flight, [`InFlight::drain_on_signal`]).
 pub async fn serve_http<H, F>(factory: F, options: HttpOptions) -> std::io::Result<()>
 where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
 {
-    let shutdown = CancellationToken::new();
-    let service = http_service(factory, &options.extra_allowed_hosts, &shutdown, None);
-    let router = axum::Router::new().nest_service(&options.path, service);
+    let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
+    let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
+    let in_flight = InFlight::new();
+    let router = in_flight.layer(axum::Router::new().nest_service(&options.path, service));
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     tracing::info!("serving MCP over Streamable HTTP at http://{}{}", listener.local_addr()?, options.path);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            shutdown.cancel();
-        })
-        .await
+    let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
+    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    drain.abort();
+    result
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

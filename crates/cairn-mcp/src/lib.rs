@@ -3,7 +3,8 @@
 //! A surface (deepwork, roscoe, work) implements [`rmcp::ServerHandler`] in its own `tools` module and hands it to one
 //! of the transports here: [`serve_stdio`], [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old
 //! HTTP+SSE protocol DeepWork's `--transport sse` speaks); [`DatabaseSessions`] lets any node sharing a database
-//! continue an HTTP session another node started. The helpers in [`envelope`] build the result shapes the
+//! continue an HTTP session another node started, and [`InFlight`] lets a stopping HTTP server finish the calls in
+//! flight. The helpers in [`envelope`] build the result shapes the
 //! specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on, and
 //! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
 //!
@@ -11,6 +12,7 @@
 
 pub mod args;
 pub mod describe;
+mod drain;
 pub mod envelope;
 mod http;
 pub mod roots;
@@ -18,6 +20,7 @@ mod sessions;
 mod sse;
 mod stdio;
 
+pub use drain::{DRAIN_LIMIT, InFlight};
 pub use http::{HttpOptions, http_service, serve_http, shutdown_signal};
 pub use sessions::DatabaseSessions;
 pub use sse::serve_legacy_sse;

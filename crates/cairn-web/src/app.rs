@@ -2,25 +2,19 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use axum::Router;
-use cairn_mcp::DatabaseSessions;
+use cairn_mcp::{DatabaseSessions, InFlight};
 use cairn_deepwork::{Deepwork, DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
 use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::drain::InFlight;
 use crate::host_check::{self, AllowedHosts};
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
 use crate::{api, early_close, health, pages, work_mcp};
-
-/// How long a stopping server waits for the calls in flight (under the 30 s a supervisor commonly allows between
-/// SIGTERM and SIGKILL).
-pub(crate) const DRAIN_LIMIT: Duration = Duration::from_secs(25);
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -90,7 +84,8 @@ impl App {
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
-    /// lets every call in flight finish (for up to [`DRAIN_LIMIT`]), ends the MCP streams and closes the database.
+    /// lets every call in flight finish (for up to [`cairn_mcp::DRAIN_LIMIT`]), ends the MCP streams and closes the
+    /// database.
     pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
         let stopping = CancellationToken::new();
         let closing = CancellationToken::new();
@@ -105,18 +100,7 @@ impl App {
         if let Some(project) = &self.deepwork {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
         }
-        let drain = tokio::spawn({
-            let stopping = stopping.clone();
-            async move {
-                cairn_mcp::shutdown_signal().await;
-                tracing::info!("stopping: no new connections; finishing the calls in flight");
-                stopping.cancel();
-                if tokio::time::timeout(DRAIN_LIMIT, in_flight.idle()).await.is_err() {
-                    tracing::warn!("calls still in flight after {} s are cut off", DRAIN_LIMIT.as_secs());
-                }
-                closing.cancel();
-            }
-        });
+        let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing.clone()));
         let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
         drain.abort();
         server_file.remove();

@@ -18,7 +18,6 @@
 mod api;
 mod app;
 mod csrf;
-mod drain;
 mod early_close;
 mod error;
 mod health;

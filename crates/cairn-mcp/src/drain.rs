@@ -1,10 +1,12 @@
-//! Graceful shutdown's drain: counts the calls still being answered, so that on SIGTERM the server ends its MCP
-//! streams only once every call in flight has its answer.
+//! Graceful shutdown's drain: counts the calls still being answered, so that on SIGTERM a server stops accepting
+//! connections at once but ends its MCP streams only once every call in flight has its answer.
 //!
-//! A call is a `POST` (an MCP request or a REST change). Its answer may be a stream (rmcp answers MCP calls over
-//! SSE), so a call counts until its response body is done or dropped, not merely until the handler returns.
+//! A call is a `POST` (an MCP request, or a REST change where the server has an API). Its answer may be a stream
+//! (rmcp answers MCP calls over SSE, and cancelling the service's token cuts those streams off), so a call counts
+//! until its response body is done or dropped, not merely until the handler returns.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
@@ -14,27 +16,52 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use futures::StreamExt;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// How long a stopping server waits for the calls in flight (under the 30 s a supervisor commonly allows between
+/// SIGTERM and SIGKILL).
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(25);
 
 /// The number of calls being answered. Cheap to clone.
 #[derive(Debug, Clone)]
-pub(crate) struct InFlight {
+pub struct InFlight {
     count: Arc<watch::Sender<usize>>,
 }
 
 impl InFlight {
-    pub(crate) fn new() -> InFlight {
+    /// No call yet.
+    pub fn new() -> InFlight {
         InFlight { count: Arc::new(watch::Sender::new(0)) }
     }
 
     /// `router` with its calls counted.
-    pub(crate) fn layer(&self, router: Router) -> Router {
+    pub fn layer(&self, router: Router) -> Router {
         router.layer(middleware::from_fn_with_state(self.clone(), track))
     }
 
     /// Resolves once no call is being answered.
-    pub(crate) async fn idle(&self) {
+    pub async fn idle(&self) {
         let mut count = self.count.subscribe();
         let _ = count.wait_for(|n| *n == 0).await;
+    }
+
+    /// Waits for Ctrl-C or SIGTERM, then cancels `stopping` (the server stops accepting connections; streams that
+    /// carry no answer end), waits until no call is in flight (for up to [`DRAIN_LIMIT`]) and cancels `closing` (the
+    /// MCP streams end).
+    pub async fn drain_on_signal(self, stopping: CancellationToken, closing: CancellationToken) {
+        crate::shutdown_signal().await;
+        tracing::info!("stopping: no new connections; finishing the calls in flight");
+        stopping.cancel();
+        if tokio::time::timeout(DRAIN_LIMIT, self.idle()).await.is_err() {
+            tracing::warn!("calls still in flight after {} s are cut off", DRAIN_LIMIT.as_secs());
+        }
+        closing.cancel();
+    }
+}
+
+impl Default for InFlight {
+    fn default() -> InFlight {
+        InFlight::new()
     }
 }
 
