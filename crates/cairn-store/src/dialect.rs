@@ -36,9 +36,10 @@ pub enum Backend {
     Postgres,
 }
 
-/// Run on every new SQLite connection: WAL so readers never block the writer, a 10 s wait for another process's
-/// write lock, enforced foreign keys, and `synchronous = NORMAL` (durable across a process kill under WAL).
-const SQLITE_SETUP: &str = "PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; \
+/// Run on every new SQLite connection: a 10 s wait for another process's write lock (first, so that switching a new
+/// file to WAL waits too), WAL so readers never block the writer, enforced foreign keys, and `synchronous = NORMAL`
+/// (durable across a process kill under WAL).
+const SQLITE_SETUP: &str = "PRAGMA busy_timeout = 10000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; \
                             PRAGMA synchronous = NORMAL;";
 
 impl Backend {

@@ -13,7 +13,7 @@ pub(crate) fn routes(store: Store) -> Router {
 }
 
 async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
-    match sqlx::query("SELECT 1").execute(store.pool()).await {
+    match store.ping().await {
         Ok(_) => (StatusCode::OK, Json(json!({ "status": "ok" }))),
         Err(err) => (
             StatusCode::SERVICE_UNAVAILABLE,

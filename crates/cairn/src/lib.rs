@@ -4,6 +4,7 @@
 //! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing. Likewise `cairn roscoe …` and the
 //! `roscoe` entry name share [`roscoe_cli::RoscoeCommand`] (`roscoe mcp`).
 
+pub mod db_cli;
 pub mod deepwork_cli;
 pub mod home;
 pub mod roscoe_cli;
@@ -24,6 +25,8 @@ pub struct Cli {
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// The database: `db migrate` applies pending migrations (safe to run from several nodes at once).
+    Db(db_cli::DbArgs),
     /// The DeepWork-compatible workflow server and its tools (same commands as `deepwork`).
     Deepwork {
         /// The deepwork command.
@@ -45,6 +48,7 @@ pub enum Command {
 /// Runs a parsed `cairn` command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Db(args) => db_cli::run(args).await,
         Command::Deepwork { command } => deepwork_cli::run(command).await,
         Command::Roscoe { command } => roscoe_cli::run(command).await,
         Command::Serve(args) => serve_cli::run(args).await,
@@ -53,9 +57,10 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 /// Sends logs to stderr (stdout may be the stdio JSON-RPC channel). `RUST_LOG` picks the level; by default cairn
-/// logs at `info` and the MCP library only its warnings.
+/// logs at `info`, and the MCP library and Postgres's notices (such as "relation already exists, skipping" from every
+/// migration check) only their warnings.
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn,sqlx::postgres::notice=warn"));
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
 }

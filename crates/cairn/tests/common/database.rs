@@ -4,6 +4,8 @@
 //!
 //! Support code applies [`TestDatabase::apply`] to every cairn command it builds, so the same test runs on both.
 
+#![allow(dead_code, reason = "each test binary that includes this file uses part of it")]
+
 use std::process::Command as StdCommand;
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -1,5 +1,6 @@
 //! End-to-end tests of `cairn roscoe mcp` (and the `roscoe mcp` entry name): the real binary, driven by rmcp's
-//! client over stdio, with a private `CAIRN_HOME` and git isolated from the machine.
+//! client over stdio, with a private `CAIRN_HOME`, a fresh database (SQLite, or Postgres when
+//! `CAIRN_TEST_POSTGRES_URL` is set) and git isolated from the machine.
 
 // Test helpers are shared between the modules of this one test binary.
 #![allow(unreachable_pub)]
@@ -7,6 +8,8 @@
 mod authoring;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+#[path = "../common/database.rs"]
+mod database;
 mod docs;
 mod isolation;
 mod protocol;

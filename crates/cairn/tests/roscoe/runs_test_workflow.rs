@@ -1,7 +1,6 @@
 //! `test_workflow` end to end: the §21 example on mocks, a missing mock, a timeout that kills its script, fan-out
 //! nodes with and without mocks, and test runs that never show up and never stay behind.
 
-use cairn_store::Store;
 use serde_json::{Value, json};
 
 use crate::runs_support::*;
@@ -75,7 +74,7 @@ async fn server(env: &Env) -> Client {
 }
 
 async fn test_runs_left(env: &Env) -> usize {
-    let store = Store::open(&Store::default_url(&env.home())).await.unwrap();
+    let store = env.store().await;
     let mut conn = store.read().await.unwrap();
     let left = cairn_store::runs::test_runs(&mut conn).await.unwrap().len();
     drop(conn);
@@ -223,7 +222,7 @@ async fn a_new_server_sweeps_test_runs_left_by_a_dead_process_and_keeps_live_one
     let mut dead = std::process::Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
     dead.wait().unwrap();
-    let store = Store::open(&Store::default_url(&env.home())).await.unwrap();
+    let store = env.store().await;
     let mut conn = store.read().await.unwrap();
     let row = cairn_store::runs::get_run(&mut conn, &user_run).await.unwrap().unwrap();
     drop(conn);
@@ -241,7 +240,7 @@ async fn a_new_server_sweeps_test_runs_left_by_a_dead_process_and_keeps_live_one
 
     let client = server(&env).await;
     client.ok("list_runs", json!({ "cwd": s(&repo) })).await;
-    let store = Store::open(&Store::default_url(&env.home())).await.unwrap();
+    let store = env.store().await;
     let mut conn = store.read().await.unwrap();
     let left: Vec<String> =
         cairn_store::runs::test_runs(&mut conn).await.unwrap().into_iter().map(|(id, _, _)| id).collect();

@@ -11,6 +11,7 @@ use serde_json::Value;
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
+use crate::database::TestDatabase;
 
 /// The two transports the authoring tools are served on.
 #[derive(Debug, Clone, Copy)]
@@ -42,14 +43,16 @@ pub fn parent(name: &str, child: &str) -> String {
     )
 }
 
-/// A private cairn home plus any number of project directories, all in one temporary directory.
+/// A private cairn home plus any number of project directories, all in one temporary directory, and a database of
+/// its own (SQLite in the home, or Postgres — see [`TestDatabase`]) that every process of the test shares.
 pub struct Env {
     pub tmp: tempfile::TempDir,
+    database: TestDatabase,
 }
 
 impl Env {
     pub fn new() -> Env {
-        let env = Env { tmp: tempfile::tempdir().unwrap() };
+        let env = Env { tmp: tempfile::tempdir().unwrap(), database: TestDatabase::fresh() };
         std::fs::create_dir_all(env.home()).unwrap();
         std::fs::create_dir_all(env.git_home()).unwrap();
         env
@@ -58,6 +61,17 @@ impl Env {
     /// `CAIRN_HOME`.
     pub fn home(&self) -> PathBuf {
         self.tmp.path().join("cairn-home")
+    }
+
+    /// Whether this test's processes share a Postgres database (else the SQLite file in the home).
+    pub fn is_postgres(&self) -> bool {
+        self.database.is_postgres()
+    }
+
+    /// The database every process of this test uses, opened here (for checks the tools cannot make).
+    pub async fn store(&self) -> cairn_store::Store {
+        let url = self.database.url().map_or_else(|| cairn_store::Store::default_url(&self.home()), str::to_owned);
+        cairn_store::Store::open(&url).await.unwrap()
     }
 
     /// The global source.
@@ -103,6 +117,7 @@ impl Env {
     pub fn command(&self, binary: &str, prefix: &[&str]) -> Command {
         let mut cmd = Command::new(binary);
         cmd.args(prefix).arg("mcp").env("CAIRN_HOME", self.home());
+        self.database.apply(&mut cmd);
         for (name, value) in self.git_vars() {
             cmd.env(name, value);
         }
@@ -124,6 +139,7 @@ impl Env {
             Transport::Http => {
                 let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
                 command.arg("serve").env("CAIRN_HOME", self.home());
+                self.database.apply(&mut command);
                 for (name, value) in self.git_vars() {
                     command.env(name, value);
                 }

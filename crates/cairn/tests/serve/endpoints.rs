@@ -8,10 +8,12 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
+use crate::database::TestDatabase;
 
-fn serve(home: &std::path::Path, extra: &[&str]) -> Command {
+fn serve(home: &std::path::Path, database: &TestDatabase, extra: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").args(extra).env("CAIRN_HOME", home).env_remove("CAIRN_DATABASE_URL");
+    command.arg("serve").args(extra).env("CAIRN_HOME", home);
+    database.apply(&mut command);
     command
 }
 
@@ -26,19 +28,23 @@ async fn tool_names(url: String) -> Vec<String> {
 async fn healthz_answers_once_the_database_is_open() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
-    let served = Served::start(serve(&home, &[])).await;
+    let database = TestDatabase::fresh();
+    let served = Served::start(serve(&home, &database, &[])).await;
     let response = reqwest::get(served.url("/healthz")).await.unwrap();
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body, json!({"status": "ok"}));
-    assert!(home.join("cairn.db").is_file(), "the default database is the SQLite file in CAIRN_HOME");
+    if !database.is_postgres() {
+        assert!(home.join("cairn.db").is_file(), "the default database is the SQLite file in CAIRN_HOME");
+    }
 }
 
 #[tokio::test]
 async fn roscoe_tools_are_served_and_deepwork_only_for_a_project() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
-    let served = Served::start(serve(&home, &[])).await;
+    let database = TestDatabase::fresh();
+    let served = Served::start(serve(&home, &database, &[])).await;
     let roscoe = tool_names(served.url("/roscoe/mcp")).await;
     assert!(roscoe.iter().any(|t| t == "validate_workflow"), "{roscoe:?}");
     let missing = reqwest::Client::new().post(served.url("/deepwork/mcp")).body("{}").send().await.unwrap();
@@ -47,7 +53,7 @@ async fn roscoe_tools_are_served_and_deepwork_only_for_a_project() {
 
     let project = tmp.path().join("project");
     std::fs::create_dir_all(&project).unwrap();
-    let served = Served::start(serve(&home, &["--project", project.to_str().unwrap()])).await;
+    let served = Served::start(serve(&home, &database, &["--project", project.to_str().unwrap()])).await;
     let deepwork = tool_names(served.url("/deepwork/mcp")).await;
     assert!(deepwork.iter().any(|t| t == "get_workflows"), "{deepwork:?}");
 
@@ -63,7 +69,8 @@ async fn roscoe_tools_are_served_and_deepwork_only_for_a_project() {
 #[tokio::test]
 async fn a_foreign_host_or_origin_is_refused_on_every_route() {
     let tmp = tempfile::tempdir().unwrap();
-    let served = Served::start(serve(&tmp.path().join("home"), &[])).await;
+    let database = TestDatabase::fresh();
+    let served = Served::start(serve(&tmp.path().join("home"), &database, &[])).await;
     let http = reqwest::Client::new();
     for path in ["/healthz", "/roscoe/mcp"] {
         let response = http.get(served.url(path)).header("Host", "evil.example").send().await.unwrap();
@@ -79,7 +86,8 @@ async fn a_foreign_host_or_origin_is_refused_on_every_route() {
 #[tokio::test]
 async fn a_bad_database_url_stops_the_server_with_a_clear_message() {
     let tmp = tempfile::tempdir().unwrap();
-    let output = serve(&tmp.path().join("home"), &["--database-url", "mysql://db/cairn", "--addr", "127.0.0.1:0"])
+    let database = TestDatabase::fresh();
+    let output = serve(&tmp.path().join("home"), &database, &["--database-url", "mysql://db/cairn", "--addr", "127.0.0.1:0"])
         .output()
         .await
         .unwrap();

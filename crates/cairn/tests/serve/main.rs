@@ -1,5 +1,6 @@
-//! End-to-end tests of `cairn serve`: the real binary on a port it picks, on a private `CAIRN_HOME` (and so a fresh
-//! SQLite database), probed with plain HTTP and with rmcp's client.
+//! End-to-end tests of `cairn serve` and `cairn db`: the real binary on a port it picks, on a private `CAIRN_HOME` and
+//! a fresh database (SQLite, or Postgres when `CAIRN_TEST_POSTGRES_URL` is set), probed with plain HTTP and with
+//! rmcp's client.
 
 // Test helpers are shared between the modules of this one test binary.
 #![allow(unreachable_pub)]
@@ -8,5 +9,6 @@
 mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
+mod db;
 mod endpoints;
 mod shutdown;

@@ -121,9 +121,9 @@ async fn work_routes_take_the_mcp_tokens_and_scopes() {
     let forged = client.get(url("/api/spaces")).bearer_auth("cairn_nope_nope").send().await.unwrap();
     assert_eq!(forged.status(), 401);
 
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+    let out = env
+        .cairn()
         .args(["work", "token", "create", "--principal", "reader", "--kind", "person", "--scopes", "mcp:read,decisions:read"])
-        .env("CAIRN_HOME", &env.home)
         .output()
         .unwrap();
     let reader = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned();
@@ -132,7 +132,7 @@ async fn work_routes_take_the_mcp_tokens_and_scopes() {
     let refused: Value = refused.json().await.unwrap();
     assert_eq!(refused["error"]["code"], "insufficient_scope", "{refused}");
 
-    let writer = token(&env.home);
+    let writer = token(&env);
     let space: Value =
         client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "Board"})).send().await.unwrap().json().await.unwrap();
     let space_id = space["space"]["id"].as_str().unwrap();

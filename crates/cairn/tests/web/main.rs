@@ -9,6 +9,8 @@
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
 mod api;
+#[path = "../common/database.rs"]
+mod database;
 mod browser;
 mod early_close;
 mod pages;

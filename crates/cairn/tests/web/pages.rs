@@ -63,7 +63,7 @@ async fn pages_render_and_untrusted_text_stays_escaped() {
     let env = start().await;
     let client = http();
     let url = |p: &str| env.served.url(p);
-    let writer = token(&env.home);
+    let writer = token(&env);
     let space: Value =
         client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "S"})).send().await.unwrap().json().await.unwrap();
     let title = "<script>alert(1)</script> & <b>bold</b>";

@@ -1,12 +1,13 @@
 //! What the web tests share: a server on a fresh home with the `ship` workflow (an agent step, then a human
 //! decision), a work token of the local account, and a plain HTTP client that does not follow redirects.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
+use crate::database::TestDatabase;
 
 /// An agent drafts, a person decides.
 pub const SHIP: &str = "name: ship\ndescription: Draft, then a person decides\ninitial: draft\nnodes:\n  draft:\n    \
@@ -24,6 +25,18 @@ pub struct Env {
     /// `$CAIRN_HOME`.
     pub home: PathBuf,
     _tmp: tempfile::TempDir,
+    /// The server's database (SQLite in the home, or Postgres); dropped last.
+    database: TestDatabase,
+}
+
+impl Env {
+    /// `cairn` (run to completion) on this server's home and database.
+    pub fn cairn(&self) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        command.env("CAIRN_HOME", &self.home);
+        self.database.apply_std(&mut command);
+        command
+    }
 }
 
 /// Starts `cairn serve` on a fresh home holding the global workflow `ship`.
@@ -34,18 +47,19 @@ pub async fn start() -> Env {
     std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();
     std::fs::write(home.join("workflows").join("decide.yaml"), DECIDE).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", &home).env_remove("CAIRN_DATABASE_URL").env_remove("ROSCOE_PUBLIC_URL");
+    command.arg("serve").env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
+    let database = TestDatabase::fresh();
+    database.apply(&mut command);
     let served = Served::start(command).await;
-    Env { served, home, _tmp: tmp }
+    Env { served, home, _tmp: tmp, database }
 }
 
 /// A work token of the local account with every scope (`cairn work token create`).
-pub fn token(home: &Path) -> String {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+pub fn token(env: &Env) -> String {
+    let out = env
+        .cairn()
         .args(["work", "token", "create", "--principal", "claude-worker", "--kind", "agent"])
         .args(["--scopes", "mcp:read,mcp:write,decisions:read,decisions:write"])
-        .env("CAIRN_HOME", home)
-        .env_remove("CAIRN_DATABASE_URL")
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

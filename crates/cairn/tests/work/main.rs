@@ -1,5 +1,6 @@
 //! End-to-end tests of the work surface: `cairn work mcp` over stdio and `/mcp` of `cairn serve` over Streamable
-//! HTTP, both with real tokens made by `cairn work token create`, on a private `CAIRN_HOME` (a fresh SQLite file).
+//! HTTP, both with real tokens made by `cairn work token create`, on a private `CAIRN_HOME` and a fresh database
+//! (SQLite, or Postgres when `CAIRN_TEST_POSTGRES_URL` is set).
 
 // Test helpers are shared between the modules of this one test binary.
 #![allow(unreachable_pub)]
@@ -8,6 +9,8 @@ mod auth;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
 mod concurrency;
+#[path = "../common/database.rs"]
+mod database;
 mod evidence;
 mod flows;
 mod pagination;

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
+use crate::database::TestDatabase;
 
 /// Which transport a test drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,20 +26,24 @@ pub enum Via {
 /// Every scope.
 pub const ALL: &str = "mcp:read,mcp:write,decisions:read,decisions:write";
 
-/// A private cairn home (and so a private database), with a `cairn serve` started on demand.
+/// A private cairn home and database (SQLite in the home, or Postgres — see [`TestDatabase`]), with a `cairn serve`
+/// started on demand.
 pub struct Env {
     pub tmp: tempfile::TempDir,
     served: Option<Served>,
+    /// Dropped last, once the servers using it are gone.
+    database: TestDatabase,
 }
 
 impl Env {
     pub fn new() -> Env {
-        Env { tmp: tempfile::tempdir().unwrap(), served: None }
+        Env { tmp: tempfile::tempdir().unwrap(), served: None, database: TestDatabase::fresh() }
     }
 
     fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.env("CAIRN_HOME", self.tmp.path().join("home")).env_remove("CAIRN_TOKEN").env_remove("CAIRN_DATABASE_URL");
+        cmd.env("CAIRN_HOME", self.tmp.path().join("home")).env_remove("CAIRN_TOKEN");
+        self.database.apply(&mut cmd);
         cmd
     }
 
