@@ -1,5 +1,5 @@
 //! End-to-end tests of `cairn serve`'s REST API and web UI: the real binary on a port it picks, on a private
-//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`, `sessions.rs`,
+//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`, `work_pages.rs`, `sessions.rs`,
 //! `early_close.rs`) and with a real browser (`browser.rs`, which drives
 //! `browser.mjs` with Node, playwright-core and Debian's chromium).
 
@@ -16,3 +16,4 @@ mod early_close;
 mod pages;
 mod sessions;
 mod support;
+mod work_pages;

@@ -1,0 +1,246 @@
+//! The work pages over plain HTTP: evidence recorded over `/mcp` shown on the board (escaped), and signing in with a
+//! work token — the board and its claim button act as the token's principal, a bad token and a missing scope are
+//! refused with a message on the page (state untouched), signing out returns to the local person, and a server that
+//! answers other host names serves work pages only after a sign-in.
+
+use regex::Regex;
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::cairn_serve::Served;
+use crate::support::{Env, http, start, token};
+
+const ALL: &str = "mcp:read,mcp:write,decisions:read,decisions:write";
+
+/// A work token of the local account for principal `name` of `kind` with `scopes`.
+fn token_as(env: &Env, name: &str, kind: &str, scopes: &str) -> String {
+    let out = env.cairn().args(["work", "token", "create", "--principal", name, "--kind", kind, "--scopes", scopes]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned()
+}
+
+/// An MCP client of `/mcp` acting with a bearer token.
+struct Mcp(RunningService<RoleClient, ()>);
+
+impl Mcp {
+    async fn connect(url: String, bearer: &str) -> Mcp {
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(bearer.to_owned());
+        Mcp(().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize /mcp"))
+    }
+
+    /// Calls a tool that must succeed; its structured result.
+    async fn ok(&self, tool: &str, args: Value) -> Value {
+        let Value::Object(args) = args else { panic!("arguments must be an object") };
+        let result = self.0.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args)).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
+        result.structured_content.expect("structured content")
+    }
+}
+
+/// A urlencoded form body (the values here need no escaping).
+fn form(request: reqwest::RequestBuilder, fields: &[(&str, &str)]) -> reqwest::RequestBuilder {
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    request.header("content-type", "application/x-www-form-urlencoded").body(body.join("&"))
+}
+
+/// The form token in a page.
+fn csrf_of(html: &str) -> String {
+    Regex::new(r#"name="csrf" value="([0-9a-f]{64})""#).unwrap().captures(html).expect("a form token")[1].to_owned()
+}
+
+/// The `name=value` of the cookie `name` a response sets, if it does.
+fn set_cookie(response: &reqwest::Response, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .find(|v| v.starts_with(&format!("{name}=")))
+}
+
+/// Item `id` as `GET /api/work/items` lists it (it must be open or claimed).
+async fn item(env: &Env, bearer: &str, id: &str) -> Value {
+    for state in ["open", "claimed"] {
+        let url = env.served.url(&format!("/api/work/items?state={state}&page_size=200"));
+        let listed: Value = http().get(url).bearer_auth(bearer).send().await.unwrap().json().await.unwrap();
+        if let Some(found) = listed["items"].as_array().unwrap().iter().find(|i| i["id"] == id) {
+            return found.clone();
+        }
+    }
+    panic!("item {id} is neither open nor claimed")
+}
+
+#[tokio::test]
+async fn evidence_recorded_over_mcp_shows_on_the_board_escaped() {
+    let env = start().await;
+    let writer = Mcp::connect(env.served.url("/mcp"), &token(&env)).await;
+    let ci = Mcp::connect(env.served.url("/mcp"), &token_as(&env, "ci <b>bot</b>", "service", ALL)).await;
+    let space = writer.ok("decisions_create_space", json!({"name": "Web"})).await;
+    let links = ["https://github.com/acme/web/pull/742", "https://github.com/Acme/Web/pull/744"];
+    let made = writer
+        .ok("work_create", json!({"space_id": space["space"]["id"], "title": "Ship <i>SSO</i>", "links": links}))
+        .await;
+    let item = made["item"]["id"].as_str().unwrap().to_owned();
+    let commit = "abc1234def5678abc1234def5678abc1234def56";
+    let merged = json!({"kind": "merged", "repository": "acme/web", "commit": commit, "pull_requests": [742],
+        "at": "2026-01-02T03:04:05Z"});
+    ci.ok("work_record_evidence", merged).await;
+    let rolled = json!({"kind": "rolled", "repository": "acme/web", "commit": commit, "pull_requests": [742, 700],
+        "service": "prod-eu"});
+    ci.ok("work_record_evidence", rolled).await;
+    writer.ok("work_claim", json!({"item_id": item, "claimant": "claude-worker"})).await;
+
+    let board = http().get(env.served.url("/work")).send().await.unwrap().text().await.unwrap();
+    let card = &board[board.find(&format!(r#"data-item="{item}""#)).expect("the item's card")..];
+    let card = &card[..card.find(r#"<div class="card""#).unwrap_or(card.len())];
+    assert!(card.contains("held by <strong>claude-worker</strong>"), "the claimant: {card}");
+    assert!(card.contains(r#"data-pr="acme/web#742" data-kind="merged""#), "the merge: {card}");
+    assert!(card.contains(r#"<code title="abc1234def5678abc1234def5678abc1234def56">abc1234def56</code>"#), "{card}");
+    assert!(card.contains("2026-01-02T03:04:05.000Z"), "when it merged: {card}");
+    assert!(card.contains(r#"data-kind="rolled">acme/web#742 <strong>rolled</strong> to <strong class="service">prod-eu</strong>"#), "{card}");
+    assert!(card.contains("recorded by <span class=\"recorded-by\">ci &#60;b&#62;bot&#60;/b&#62; (service)</span> at "), "{card}");
+    assert!(card.contains(r#"Acme/Web#744: <span class="muted">no evidence recorded</span>"#), "{card}");
+    assert!(card.contains("Ship &#60;i&#62;SSO&#60;/i&#62;"), "{card}");
+    assert!(!board.contains("<b>bot</b>") && !board.contains("<i>SSO</i>"), "untrusted text is never markup");
+    let fragment = http().get(env.served.url("/work?fragment=1")).send().await.unwrap().text().await.unwrap();
+    assert!(fragment.contains(r#"data-kind="rolled""#), "the live fragment shows the evidence too");
+}
+
+#[tokio::test]
+async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() {
+    let env = start().await;
+    let client = http();
+    let url = |p: &str| env.served.url(p);
+    let writer = token(&env);
+    let ada = token_as(&env, "Ada", "person", ALL);
+    let reader = token_as(&env, "Rita", "person", "mcp:read,decisions:read");
+    let space: Value =
+        client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "S"})).send().await.unwrap().json().await.unwrap();
+    let mut items = Vec::new();
+    for title in ["First", "Second"] {
+        let made = client.post(url("/api/work/items")).bearer_auth(&writer);
+        let made: Value = made.json(&json!({"space_id": space["space"]["id"], "title": title})).send().await.unwrap().json().await.unwrap();
+        items.push((made["id"].as_str().unwrap().to_owned(), made["account_id"].as_str().unwrap().to_owned()));
+    }
+    // Nobody signed in: the loopback-only server's board acts as the local person.
+    let page = client.get(url("/signin")).send().await.unwrap();
+    let browser = set_cookie(&page, "cairn_csrf").unwrap().split(';').next().unwrap().to_owned();
+    let html = page.text().await.unwrap();
+    assert!(html.contains("act as the local person"), "{html}");
+    let csrf = csrf_of(&html);
+    let board = client.get(url("/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    assert!(board.contains(r#"<span id="acting">local person (person)</span>"#), "{board}");
+
+    // Bad attempts change nothing and say why.
+    let sign_in = |token: &str, csrf: &str| form(client.post(url("/signin")).header("cookie", &browser), &[("csrf", csrf), ("token", token)]);
+    let forged = sign_in(&ada, &"0".repeat(64)).send().await.unwrap();
+    assert_eq!(forged.status(), 403, "no sign-in without the form token");
+    let unknown = sign_in("cairn_01ABCDEFGHJKMNPQRSTVWXYZ00_nope", &csrf).send().await.unwrap();
+    assert_eq!(unknown.status(), 401);
+    assert!(set_cookie(&unknown, "cairn_work_token").is_none(), "a bad token is not kept");
+    let html = unknown.text().await.unwrap();
+    assert!(html.contains(r#"<p class="error" id="signin-error">this token is unknown, expired or revoked"#), "{html}");
+    assert_eq!(sign_in("", &csrf).send().await.unwrap().status(), 400, "an empty field");
+
+    // Ada signs in: an HttpOnly, SameSite=Strict cookie, and the board (and its claim button) act as Ada.
+    let signed = sign_in(&ada, &csrf).send().await.unwrap();
+    assert_eq!(signed.status(), 303);
+    assert_eq!(signed.headers()["location"], "/work");
+    let cookie = set_cookie(&signed, "cairn_work_token").expect("the sign-in cookie");
+    assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    let as_ada = format!("{browser}; {}", cookie.split(';').next().unwrap());
+    let board = client.get(url("/work")).header("cookie", &as_ada).send().await.unwrap().text().await.unwrap();
+    assert!(board.contains(r#"<span id="acting">Ada (person)</span>"#), "{board}");
+    assert!(board.contains(r#"action="/signout""#), "the header offers to sign out");
+    let (first, account) = &items[0];
+    let claim = url(&format!("/work/items/{first}/claim"));
+    let claimed = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &csrf), ("account_id", account)]).send().await.unwrap();
+    assert_eq!(claimed.status(), 303);
+    let held = item(&env, &writer, first).await;
+    let held = (held["state"].as_str(), held["claimant"].as_str(), held["claimant_kind"].as_str());
+    assert_eq!(held, (Some("claimed"), Some("Ada"), Some("person")), "the claim is the token's principal's");
+    let again = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &csrf), ("account_id", account)]).send().await.unwrap();
+    assert_eq!(again.status(), 303, "claiming one's own item again is a no-op");
+    let wrong = form(client.post(url("/signin")).header("cookie", &as_ada), &[("csrf", &csrf), ("token", "cairn_x_y")]);
+    let wrong = wrong.send().await.unwrap();
+    assert_eq!(wrong.status(), 401);
+    assert!(set_cookie(&wrong, "cairn_work_token").is_none(), "a failed attempt keeps the earlier sign-in");
+    assert!(wrong.text().await.unwrap().contains("Signed in as <strong>Ada (person)</strong>"));
+    let bearer = format!("Bearer%20{reader}");
+    let pasted = form(client.post(url("/signin")).header("cookie", &browser), &[("csrf", &csrf), ("token", &bearer)]);
+    assert_eq!(pasted.send().await.unwrap().status(), 303, "a pasted `Bearer ` prefix is dropped");
+
+    // A read-only token sees the board but may not claim: a page that says which scopes are missing.
+    let signed = sign_in(&reader, &csrf).send().await.unwrap();
+    let as_rita = format!("{browser}; {}", set_cookie(&signed, "cairn_work_token").unwrap().split(';').next().unwrap());
+    let board = client.get(url("/work")).header("cookie", &as_rita).send().await.unwrap();
+    assert_eq!(board.status(), 200);
+    assert!(board.text().await.unwrap().contains(r#"<span id="acting">Rita (person)</span>"#));
+    let (second, account) = &items[1];
+    let refused = form(client.post(url(&format!("/work/items/{second}/claim"))).header("cookie", &as_rita), &[("csrf", &csrf), ("account_id", account)]);
+    let refused = refused.send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let html = refused.text().await.unwrap();
+    assert!(
+        html.contains("work_claim needs scopes mcp:write, decisions:write; this token has mcp:read, decisions:read; sign in with a token that has them at /signin"),
+        "{html}"
+    );
+    assert!(html.contains(r#"<a href="/signin">Sign in</a>"#), "{html}");
+    assert_eq!(item(&env, &writer, second).await["state"], "open", "the refused claim changed nothing");
+
+    // A cookie whose token no longer works is refused with what to do, not a 500.
+    let dead = format!("{browser}; cairn_work_token=cairn_01ABCDEFGHJKMNPQRSTVWXYZ00_gone");
+    let board = client.get(url("/work")).header("cookie", &dead).send().await.unwrap();
+    assert_eq!(board.status(), 401);
+    assert!(board.text().await.unwrap().contains("unknown, expired or revoked; sign in again at /signin"));
+
+    // Signing out needs the form token, clears the cookie, and the board is the local person's again.
+    let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &"0".repeat(64))]).send().await.unwrap();
+    assert_eq!(out.status(), 403);
+    let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &csrf)]).send().await.unwrap();
+    assert_eq!(out.status(), 303);
+    assert_eq!(out.headers()["location"], "/signin");
+    let cleared = set_cookie(&out, "cairn_work_token").expect("the cookie is cleared");
+    assert!(cleared.starts_with("cairn_work_token=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    let board = client.get(url("/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    assert!(board.contains(r#"<span id="acting">local person (person)</span>"#), "{board}");
+}
+
+#[tokio::test]
+async fn a_server_answering_other_names_shows_work_pages_only_after_a_sign_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.args(["serve", "--allowed-host", "cairn.lan"]).env("CAIRN_HOME", &home).env_remove("CAIRN_DATABASE_URL");
+    let served = Served::start(command).await;
+    let client = http();
+    let anonymous = client.get(served.url("/work")).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    assert!(anonymous.text().await.unwrap().contains("its work pages need a sign-in: paste a work token"));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["work", "token", "create", "--principal", "Ada", "--kind", "person", "--scopes", ALL])
+        .env("CAIRN_HOME", &home)
+        .env_remove("CAIRN_DATABASE_URL")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ada = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned();
+    let page = client.get(served.url("/signin")).send().await.unwrap();
+    let browser = set_cookie(&page, "cairn_csrf").unwrap().split(';').next().unwrap().to_owned();
+    let html = page.text().await.unwrap();
+    assert!(html.contains("the work pages need a sign-in"), "{html}");
+    let signed = form(client.post(served.url("/signin")).header("cookie", &browser), &[("csrf", &csrf_of(&html)), ("token", &ada)]);
+    let signed = signed.send().await.unwrap();
+    assert_eq!(signed.status(), 303);
+    let cookie = format!("{browser}; {}", set_cookie(&signed, "cairn_work_token").unwrap().split(';').next().unwrap());
+    let board = client.get(served.url("/work")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(board.status(), 200);
+    assert!(board.text().await.unwrap().contains(r#"<span id="acting">Ada (person)</span>"#));
+    let documents = client.get(served.url("/work/documents")).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(documents.status(), 200);
+}
