@@ -62,8 +62,9 @@ where
     let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
     let in_flight = InFlight::new();
     let router = in_flight.layer(axum::Router::new().nest_service(&options.path, service));
-    let listener = tokio::net::TcpListener::bind(options.addr).await?;
-    tracing::info!("serving MCP over Streamable HTTP at http://{}{}", listener.local_addr()?, options.path);
+    let listener = crate::listener::bind(options.addr).await?;
+    let local = axum::serve::Listener::local_addr(&listener)?;
+    tracing::info!("serving MCP over Streamable HTTP at http://{local}{}", options.path);
     let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
     let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
     drain.abort();

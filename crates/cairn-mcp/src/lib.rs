@@ -15,6 +15,7 @@ pub mod describe;
 mod drain;
 pub mod envelope;
 mod http;
+pub mod listener;
 pub mod roots;
 mod sessions;
 mod sse;

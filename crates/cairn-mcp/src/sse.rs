@@ -41,8 +41,8 @@ where
         .route("/messages/", post(receive_message::<F>))
         .layer(middleware::from_fn(loopback_host_only))
         .with_state(state);
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    tracing::info!("serving MCP over legacy SSE at http://{}/sse", listener.local_addr()?);
+    let listener = crate::listener::bind(addr).await?;
+    tracing::info!("serving MCP over legacy SSE at http://{}/sse", axum::serve::Listener::local_addr(&listener)?);
     axum::serve(listener, router).with_graceful_shutdown(crate::http::shutdown_signal()).await
 }
 

@@ -91,8 +91,8 @@ impl App {
         let closing = CancellationToken::new();
         let in_flight = InFlight::new();
         let router = in_flight.layer(self.router(&stopping, &closing));
-        let listener = tokio::net::TcpListener::bind(addr).await?;
-        let local = listener.local_addr()?;
+        let listener = cairn_mcp::listener::bind(addr).await?;
+        let local = axum::serve::Listener::local_addr(&listener)?;
         let server_file = ServerFile::write(self.roscoe.home(), local);
         tracing::info!("cairn serve listening on http://{local}");
         tracing::info!("  web UI         http://{local}/  (REST API under /api, /api/openapi.json)");
