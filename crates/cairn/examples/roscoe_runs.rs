@@ -1,9 +1,10 @@
-//! Benchmark of roscoe runs, in process on the default SQLite store: the median time of `advance_run` on a 50-node
+//! Benchmark of roscoe runs, in process on a store (SQLite by default): the median time of `advance_run` on a 50-node
 //! linear workflow (each answer finishes one ai_agent node and pauses at the next) and of `list_runs` with 10,000
 //! runs in the database. It calls the run facade that the MCP tools call, so the figures are the server's own time,
 //! without a transport.
 //!
-//! `cargo run --release -p cairn --example roscoe_runs [RUNS]` (default 20 runs of 49 advances each).
+//! `cargo run --release -p cairn --example roscoe_runs [RUNS] [--database-url URL]` (default 20 runs of 49 advances
+//! each, on a fresh SQLite file). Several of these processes on one Postgres database are several nodes at work.
 
 use std::time::{Duration, Instant};
 
@@ -36,13 +37,21 @@ fn stats(mut samples: Vec<Duration>) -> (f64, f64) {
 
 #[tokio::main]
 async fn main() {
-    let runs_to_time: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(20);
+    let (mut runs_to_time, mut database) = (20_usize, None::<String>);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--database-url" => database = Some(args.next().expect("--database-url URL")),
+            n => runs_to_time = n.parse().expect("RUNS is a number"),
+        }
+    }
     let tmp = tempfile::tempdir().expect("a temporary directory");
     let home = tmp.path().join("home");
     let project = tmp.path().join("project");
     std::fs::create_dir_all(project.join(".roscoe/workflows")).unwrap();
     std::fs::write(project.join(".roscoe/workflows/linear.yaml"), linear_workflow()).unwrap();
-    let store = Store::open(&Store::default_url(&home)).await.expect("the database opens");
+    let url = database.unwrap_or_else(|| Store::default_url(&home));
+    let store = Store::open(&url).await.expect("the database opens");
     let service = Service::new(&home);
     let runs = Runs::new(store.clone(), service);
     let scope = Scope::resolve(Some(project.to_str().unwrap()), None).expect("the project scope");
@@ -89,7 +98,8 @@ async fn main() {
     drop(conn);
     let mut tx = rows::begin(&store).await.unwrap();
     for i in 0..LISTED_RUNS {
-        row.id = format!("bench{i:021}");
+        // Unique across processes that share one database.
+        row.id = format!("bench{:07}{i:014}", std::process::id());
         row.root_run_id = row.id.clone();
         row.started_at += 1;
         row.status = ["completed", "failed", "paused"][i % 3].to_owned();
