@@ -22,6 +22,7 @@ mod view;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use cairn_store::changes::Change;
@@ -538,7 +539,7 @@ impl Runs {
                             error_code: outcome.run.error_code.clone(),
                         },
                     )),
-                    Effect::Kill { pid } => kill_later(pid),
+                    Effect::Kill { pid } => kill_later(pid, &outcome.run.id),
                 }
             }
         }
@@ -621,15 +622,22 @@ impl Runs {
     /// Runs a script, recording its process group so any process can kill it on cancel.
     async fn run_script(&self, run: &Run, job: &ScriptJob) -> ScriptResult {
         let cwd = self.script_cwd(run, job);
+        // The group of the attempt running now (0 between attempts), for the lease renewal to stop.
+        let group = Arc::new(AtomicU32::new(0));
         let renew = {
             let store = self.inner.store.clone();
-            let (run_id, pid) = (run.id.clone(), i64::from(self.inner.pid));
+            let (run_id, pid, group) = (run.id.clone(), i64::from(self.inner.pid), group.clone());
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(RENEW_EVERY).await;
                     let Ok(mut tx) = rows::begin(&store).await else { continue };
-                    let _ = rows::renew_lease(&mut tx, &run_id, pid, now_ms() + LEASE_MS).await;
+                    let renewed = rows::renew_lease(&mut tx, &run_id, pid, now_ms() + LEASE_MS).await;
                     let _ = rows::commit(tx).await;
+                    if let Ok(false) = renewed {
+                        // The run is no longer ours to run (cancelled, perhaps through another node): stop the script.
+                        kill_later(group.load(Ordering::Relaxed), &run_id);
+                        break;
+                    }
                 }
             })
         };
@@ -638,7 +646,9 @@ impl Runs {
         let result = loop {
             attempts += 1;
             let (sender, receiver) = tokio::sync::oneshot::channel();
+            let current = group.clone();
             let runner = script_runner::run_once(job, &cwd, move |pid| {
+                current.store(pid, Ordering::Relaxed);
                 let _ = sender.send(pid);
             });
             let record = async {
@@ -836,15 +846,15 @@ impl Runs {
             let reason = reason.clone().or_else(|| (row.id != root_id).then(|| "Cancelled with its parent run".to_owned()));
             let outcome = engine::apply(&run, Event::Cancel { reason }, &mut SystemEnv)?;
             kills.extend(outcome.effects.iter().filter_map(|e| match e {
-                Effect::Kill { pid } => Some(*pid),
+                Effect::Kill { pid } => Some((*pid, row.id.clone())),
                 _ => None,
             }));
             self.persist(&mut tx, row, &outcome).await?;
         }
         rows::commit(tx).await?;
         self.inner.store.changes().committed(Change::Run(root_id.to_owned()));
-        for pid in kills {
-            kill_later(pid);
+        for (pid, run_id) in kills {
+            kill_later(pid, &run_id);
         }
         Ok(())
     }
@@ -914,8 +924,12 @@ fn run_scope(run: &Run) -> Scope {
     }
 }
 
-/// SIGTERM to a process group now, SIGKILL five seconds later.
-fn kill_later(pid: u32) {
+/// SIGTERM to the process group of a script of `run_id` now, SIGKILL five seconds later — if that script runs on this
+/// machine; one on another node's machine is stopped by its own node when its lease renewal finds the run over.
+fn kill_later(pid: u32, run_id: &str) {
+    if !script_runner::is_script_of(pid, run_id) {
+        return;
+    }
     script_runner::kill_group(pid, false);
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_secs(5)).await;

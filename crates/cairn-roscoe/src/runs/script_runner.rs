@@ -134,6 +134,18 @@ pub(crate) fn kill_group(pid: u32, hard: bool) {
         .status();
 }
 
+/// Whether process group leader `pid` on this machine is a script of run `run_id` (it carries `ROSCOE_RUN_ID`), so
+/// that a cancel never signals an unrelated process — the script may run on another node's machine, where its own
+/// node stops it. `true` where `/proc` cannot tell.
+pub(crate) fn is_script_of(pid: u32, run_id: &str) -> bool {
+    if !Path::new("/proc/self").exists() {
+        return true;
+    }
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+    let wanted = format!("ROSCOE_RUN_ID={run_id}");
+    environ.split(|b| *b == 0).any(|entry| entry == wanted.as_bytes())
+}
+
 /// Whether process `pid` exists on this machine (`None` when that cannot be told).
 pub(crate) fn process_alive(pid: u32) -> Option<bool> {
     if Path::new("/proc/self").exists() {
@@ -142,4 +154,33 @@ pub(crate) fn process_alive(pid: u32) -> Option<bool> {
         return Some(stat.is_some_and(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z')));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancel_signals_only_processes_that_are_scripts_of_the_run() {
+        if !Path::new("/proc/self").exists() {
+            return;
+        }
+        let spawn = |env: Option<&str>| {
+            let mut command = std::process::Command::new("sleep");
+            command.arg("30").env_remove("ROSCOE_RUN_ID");
+            if let Some(run_id) = env {
+                command.env("ROSCOE_RUN_ID", run_id);
+            }
+            command.spawn().expect("spawn sleep")
+        };
+        let (mut script, mut stranger) = (spawn(Some("run_a")), spawn(None));
+        assert!(is_script_of(script.id(), "run_a"));
+        assert!(!is_script_of(script.id(), "run_b"), "a script of another run");
+        assert!(!is_script_of(stranger.id(), "run_a"), "an unrelated process (a pid from another machine, say)");
+        assert!(!is_script_of(u32::MAX - 1, "run_a"), "no such process");
+        for child in [&mut script, &mut stranger] {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
