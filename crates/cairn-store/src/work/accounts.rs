@@ -113,11 +113,11 @@ pub async fn set_default_repository<'e, E: Executor<'e, Database = Any>>(
     Ok(done.rows_affected() == 1)
 }
 
-/// Inserts a principal unless one with its id exists.
+/// Inserts a principal unless one with its id, or its account, name and kind, exists.
 pub async fn ensure_principal<'e, E: Executor<'e, Database = Any>>(db: E, row: &PrincipalRow) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO work_principals (id, home_account_id, kind, display_name, created_at) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (id) DO NOTHING",
+         ON CONFLICT DO NOTHING",
     )
     .bind(&row.id)
     .bind(&row.home_account_id)

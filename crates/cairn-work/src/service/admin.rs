@@ -94,7 +94,12 @@ impl Service {
                     display_name: principal.clone(),
                     created_at: now,
                 };
+                // Another process may make the same principal at this moment: the first insert wins, the rest
+                // find its row.
                 accounts::ensure_principal(pool, &row).await?;
+                let row = accounts::find_principal(pool, account_id, &principal, kind.as_str())
+                    .await?
+                    .ok_or_else(|| Error::Internal(format!("principal '{principal}' vanished while it was made")))?;
                 accounts::put_membership(pool, account_id, &row.id, "owner").await?;
                 row
             }

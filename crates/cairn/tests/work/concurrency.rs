@@ -1,5 +1,6 @@
 //! Claims race: 100 clients claim one item at once through two `cairn serve` processes sharing one database; exactly
-//! one wins and the 99 others are refused naming the winner.
+//! one wins and the 99 others are refused naming the winner. Tokens for one new principal made by several
+//! `cairn work token create` processes at once all speak for that one principal.
 
 use futures::future::join_all;
 use serde_json::json;
@@ -40,4 +41,16 @@ async fn one_hundred_concurrent_claims_have_exactly_one_winner() {
         client.close().await;
     }
     setup.close().await;
+}
+
+#[tokio::test]
+async fn tokens_made_at_once_for_one_new_principal_share_that_principal() {
+    let env = Env::new();
+    let account = env.account("acme", "").await;
+    let made = join_all((0..6).map(|_| env.token(&account, "night shift", "agent", ALL))).await;
+    let principals: std::collections::BTreeSet<&str> =
+        made.iter().map(|token| token["principal_id"].as_str().expect("a principal id")).collect();
+    assert_eq!(principals.len(), 1, "one principal for all six tokens: {made:?}");
+    let tokens: std::collections::BTreeSet<&str> = made.iter().map(|token| token["token"].as_str().unwrap()).collect();
+    assert_eq!(tokens.len(), 6, "six distinct tokens");
 }
