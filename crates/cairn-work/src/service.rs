@@ -70,6 +70,15 @@ impl Service {
         accounts::get_account(self.store.pool(), id).await?.ok_or_else(|| Error::not_found("account", id))
     }
 
+    /// The id of the account a call acts in, checked as [`Service::account`] checks it but without reading the
+    /// account's row: the caller's own account exists while the caller does, and a membership names an account that
+    /// exists.
+    async fn account_id(&self, caller: &Caller, account_id: &str, write: bool) -> Result<String, Error> {
+        let id = if account_id.trim().is_empty() { caller.home_account_id.as_str() } else { account_id.trim() };
+        self.check_access(caller, id, write).await?;
+        Ok(id.to_owned())
+    }
+
     /// Ok when the caller may read (or, with `write`, change) account `id`.
     async fn check_access(&self, caller: &Caller, id: &str, write: bool) -> Result<(), Error> {
         if id == caller.home_account_id {

@@ -179,11 +179,11 @@ impl Service {
             )));
         }
         let claimed_by = text::single_line("claimed_by", &query.claimed_by, 0, 100)?;
-        let account = self.account(caller, &query.account_id, false).await?;
+        let account = self.account_id(caller, &query.account_id, false).await?;
         let space_id = query.space_id.trim();
         if !space_id.is_empty() {
             let space = self.space(caller, space_id, false).await?;
-            if space.account_id != account.id {
+            if space.account_id != account {
                 return Err(Error::not_found("space", space_id));
             }
         }
@@ -191,12 +191,12 @@ impl Service {
         if !document_id.is_empty() {
             decisions::get_document(self.store.pool(), document_id)
                 .await?
-                .filter(|d| d.account_id == account.id && (space_id.is_empty() || d.space_id == space_id))
+                .filter(|d| d.account_id == account && (space_id.is_empty() || d.space_id == space_id))
                 .ok_or_else(|| Error::not_found("document", document_id))?;
         }
         let claimant_key = text::name_key(&claimed_by);
         let filters = json!({
-            "list": "work", "account": account.id, "space": space_id, "document": document_id, "state": state,
+            "list": "work", "account": account, "space": space_id, "document": document_id, "state": state,
             "claimed_by": claimant_key,
         });
         let after = match query.page_token.trim() {
@@ -205,7 +205,7 @@ impl Service {
         };
         let some = |value: &str| (!value.is_empty()).then(|| value.to_owned());
         let filter = ItemFilter {
-            account_id: account.id.clone(),
+            account_id: account.clone(),
             space_id: some(space_id),
             document_id: some(document_id),
             state: some(state),
@@ -238,10 +238,10 @@ impl Service {
     where
         F: Fn(&ItemRow, i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error>,
     {
-        let account = self.account(caller, account_id, true).await?;
+        let account = self.account_id(caller, account_id, true).await?;
         for _ in 0..ATTEMPTS {
             let mut tx = self.store.begin_write().await?;
-            let row = items::get_item(&mut *tx, &account.id, item_id)
+            let row = items::get_item(&mut *tx, &account, item_id)
                 .await?
                 .ok_or_else(|| Error::not_found("work item", item_id))?;
             let now = now_ms();
