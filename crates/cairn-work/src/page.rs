@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::auth::hmac_sha256;
 use crate::error::Error;
 
 /// The default page size (`page_size` 0).
@@ -94,32 +95,9 @@ fn filter_hash(filters: &Value) -> String {
     crate::auth::hex(&Sha256::digest(filters.to_string().as_bytes())[..16])
 }
 
-/// HMAC-SHA256 (RFC 2104) of `message` under `key` (32 bytes, shorter than the block).
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    let mut block = [0u8; 64];
-    if key.len() > 64 {
-        block[..32].copy_from_slice(&Sha256::digest(key));
-    } else {
-        block[..key.len()].copy_from_slice(key);
-    }
-    let inner_pad: Vec<u8> = block.iter().map(|b| b ^ 0x36).collect();
-    let outer_pad: Vec<u8> = block.iter().map(|b| b ^ 0x5c).collect();
-    let inner = Sha256::new().chain_update(&inner_pad).chain_update(message).finalize();
-    Sha256::new().chain_update(&outer_pad).chain_update(inner).finalize().into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hmac_matches_rfc_4231_case_2() {
-        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
-        assert_eq!(
-            crate::auth::hex(&mac),
-            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
-        );
-    }
 
     #[test]
     fn page_sizes() {
