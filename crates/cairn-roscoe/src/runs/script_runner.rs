@@ -141,9 +141,16 @@ pub(crate) fn is_script_of(pid: u32, run_id: &str) -> bool {
     if !Path::new("/proc/self").exists() {
         return true;
     }
-    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
     let wanted = format!("ROSCOE_RUN_ID={run_id}");
-    environ.split(|b| *b == 0).any(|entry| entry == wanted.as_bytes())
+    // A process caught in the middle of exec shows an empty environment for a moment: look again.
+    for _ in 0..50 {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };
+        if !environ.is_empty() {
+            return environ.split(|b| *b == 0).any(|entry| entry == wanted.as_bytes());
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    false
 }
 
 /// Whether process `pid` exists on this machine (`None` when that cannot be told).
