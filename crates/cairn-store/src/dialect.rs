@@ -4,8 +4,9 @@
 //!
 //! - **Connections.** SQLite runs [`Backend::connection_setup`] on each one (WAL, busy timeout, foreign keys); Postgres
 //!   needs nothing. Pool sizes differ ([`Backend::max_connections`]).
-//! - **Write transactions** ([`Backend::begin_write`]). SQLite: `BEGIN IMMEDIATE` takes the database's one write
-//!   lock up front, so a transaction's reads are never stale. Postgres: `BEGIN` at READ COMMITTED, where writers run
+//! - **Write transactions** ([`Store::begin_write`](crate::Store::begin_write)). SQLite: `BEGIN IMMEDIATE` on the
+//!   process's one writer connection ([`write_tx`](crate::write_tx)) takes the database's one write lock up front, so
+//!   a transaction's reads are never stale. Postgres: `BEGIN` at READ COMMITTED, where writers run
 //!   side by side; a read that decides a write locks its rows with [`Backend::lock_rows`] (`FOR UPDATE`), so a
 //!   concurrent writer of the same row waits and then reads the committed result — what SQLite's write lock gives.
 //!   The conditional updates (compare-and-swap on `version`, unique keys) stay the guarantee on both.
@@ -20,7 +21,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use sqlx::migrate::{Migrate, MigrateError, Migrator};
-use sqlx::{Any, AnyConnection, AnyPool, Executor, Transaction};
+use sqlx::{AnyConnection, AnyPool, Executor};
 
 use crate::{AppliedMigration, Error};
 
@@ -82,14 +83,6 @@ impl Backend {
     /// and the ping would double the round trips to its connection threads; a Postgres connection may have been cut.
     pub(crate) fn test_before_acquire(self) -> bool {
         self == Backend::Postgres
-    }
-
-    /// Starts a write transaction (see the module doc).
-    pub(crate) async fn begin_write(self, pool: &AnyPool) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        match self {
-            Backend::Sqlite => pool.begin_with("BEGIN IMMEDIATE").await,
-            Backend::Postgres => pool.begin().await,
-        }
     }
 
     /// The clause that ends a `SELECT` whose rows a write transaction is about to change: ` FOR UPDATE` on Postgres,

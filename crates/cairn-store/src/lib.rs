@@ -13,6 +13,7 @@
 //! SQL of its own. [`changes`] tells live views what changed (LISTEN/NOTIFY on Postgres); [`sessions`] keeps MCP
 //! sessions so that any node sharing the database can continue them.
 
+pub mod batch;
 pub mod changes;
 pub mod dialect;
 pub mod observe;
@@ -30,12 +31,13 @@ use std::str::FromStr;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::AnyPool;
 
+use crate::batch::Batch;
 use crate::changes::Changes;
 
 pub use dialect::Backend;
 pub use write_tx::WriteTx;
 
-use crate::write_tx::Writers;
+use crate::write_tx::Writer;
 
 /// The migrations every backend runs, embedded in the binary.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -87,7 +89,8 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     changes: Changes,
-    writers: Writers,
+    /// SQLite's one writer connection; `None` on Postgres.
+    writer: Option<Writer>,
 }
 
 impl Store {
@@ -116,10 +119,14 @@ impl Store {
             .max_connections(backend.max_connections())
             .test_before_acquire(backend.test_before_acquire())
             .after_connect(move |connection, _| Box::pin(dialect::set_up(backend, connection)))
-            .connect_with(options)
+            .connect_with(options.clone())
             .await
             .map_err(connect)?;
-        Ok(Store { pool, backend, changes: Changes::new(backend, url), writers: Writers::default() })
+        let writer = match backend {
+            Backend::Sqlite => Some(Writer::connect(&options).await.map_err(connect)?),
+            Backend::Postgres => None,
+        };
+        Ok(Store { pool, backend, changes: Changes::new(backend, url), writer })
     }
 
     /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
@@ -151,15 +158,29 @@ impl Store {
     }
 
     /// Starts a transaction for a state change: `BEGIN IMMEDIATE` on SQLite (the write lock is taken up front, waiting
-    /// up to the busy timeout), a plain `BEGIN` on Postgres, where reads that decide a write lock their rows
-    /// ([`Backend::lock_rows`]) and conditional updates do the rest. On SQLite the transaction also holds this
-    /// process's writer turn (see [`WriteTx`]).
+    /// up to the busy timeout) on this process's one writer connection, held until the transaction ends (see
+    /// [`WriteTx`]); a plain `BEGIN` on a pooled Postgres connection, where reads that decide a write lock their rows
+    /// ([`Backend::lock_rows`]) and conditional updates do the rest.
     pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
-        let turn = match self.backend {
-            Backend::Sqlite => Some(self.writers.turn().await),
-            Backend::Postgres => None,
-        };
-        Ok(WriteTx::new(self.backend.begin_write(&self.pool).await?, turn))
+        match &self.writer {
+            Some(writer) => writer.begin().await,
+            None => Ok(WriteTx::pooled(self.pool.begin().await?)),
+        }
+    }
+
+    /// Runs `batch` as a write transaction of its own and returns how many rows each statement changed. On SQLite
+    /// that is one query on the writer connection (`BEGIN IMMEDIATE`, the statements, `COMMIT`): the write lock is
+    /// held for one hand-off to the connection's thread instead of one per statement.
+    pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, sqlx::Error> {
+        match &self.writer {
+            Some(writer) => writer.write(batch).await,
+            None => {
+                let mut tx = self.begin_write().await?;
+                let changed = batch.run(&mut tx).await?;
+                tx.commit().await?;
+                Ok(changed)
+            }
+        }
     }
 
     /// What changed, for live views.
@@ -170,6 +191,9 @@ impl Store {
     /// Closes every connection (waits for the ones in use to be returned) and stops the changes listener.
     pub async fn close(&self) {
         self.changes.stop();
+        if let Some(writer) = &self.writer {
+            writer.close().await;
+        }
         self.pool.close().await;
     }
 }

@@ -4,6 +4,10 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
+use crate::batch::Batch;
+use crate::changes::Change;
+#[cfg(doc)]
+use crate::Store;
 
 /// A row of `work_items`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,36 +124,63 @@ fn item(row: AnyRow) -> Result<ItemRow, sqlx::Error> {
     })
 }
 
-/// Inserts a new item.
-pub async fn insert_item<'e, E: Executor<'e, Database = Any>>(db: E, row: &ItemRow) -> Result<(), sqlx::Error> {
-    sqlx::query(AssertSqlSafe(format!(
-        "INSERT INTO work_items ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, \
-         $16, $17, $18, $19, $20, $21)"
-    )))
-    .bind(&row.id)
-    .bind(&row.account_id)
-    .bind(&row.space_id)
-    .bind(&row.document_id)
-    .bind(&row.title)
-    .bind(&row.notes)
-    .bind(&row.links)
-    .bind(&row.state)
-    .bind(&row.claimant)
-    .bind(&row.claimant_key)
-    .bind(&row.claimant_kind)
-    .bind(&row.claimant_principal_id)
-    .bind(row.claimed_at)
-    .bind(&row.handoff)
-    .bind(&row.handoff_to_key)
-    .bind(&row.created_by)
-    .bind(row.created_at)
-    .bind(row.updated_at)
-    .bind(row.done_at)
-    .bind(&row.done_by)
-    .bind(row.version)
-    .execute(db)
-    .await?;
-    Ok(())
+/// The statement that inserts `row`.
+fn insert_statement(batch: &mut Batch, row: &ItemRow) {
+    batch.push(
+        format!(
+            "INSERT INTO work_items ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
+             $15, $16, $17, $18, $19, $20, $21)"
+        ),
+        vec![
+            (&row.id).into(),
+            (&row.account_id).into(),
+            (&row.space_id).into(),
+            (&row.document_id).into(),
+            (&row.title).into(),
+            (&row.notes).into(),
+            (&row.links).into(),
+            (&row.state).into(),
+            (&row.claimant).into(),
+            (&row.claimant_key).into(),
+            (&row.claimant_kind).into(),
+            (&row.claimant_principal_id).into(),
+            row.claimed_at.into(),
+            (&row.handoff).into(),
+            (&row.handoff_to_key).into(),
+            (&row.created_by).into(),
+            row.created_at.into(),
+            row.updated_at.into(),
+            row.done_at.into(),
+            (&row.done_by).into(),
+            row.version.into(),
+        ],
+    );
+}
+
+/// The statement that appends `event` to its item's log, if the statement before it changed a row (its `seq` is
+/// the next number; the one in `event` is ignored).
+fn event_statement(batch: &mut Batch, event: &EventRow) {
+    batch.push_if_changed(
+        "INSERT INTO work_events (item_id, seq, at, principal_id, claimant, kind, data) \
+         SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM work_events WHERE item_id = $1), $2, $3, $4, $5, $6",
+        vec![
+            (&event.item_id).into(),
+            event.at.into(),
+            (&event.principal_id).into(),
+            (&event.claimant).into(),
+            (&event.kind).into(),
+            (&event.data).into(),
+        ],
+    );
+}
+
+/// The write that inserts a new item with the first event of its log (for [`Store::write`]).
+pub fn insert_item(row: &ItemRow, created: &EventRow) -> Batch {
+    let mut batch = Batch::new();
+    insert_statement(&mut batch, row);
+    event_statement(&mut batch, created);
+    batch.announce(Change::Item(row.id.clone()));
+    batch
 }
 
 /// The item `id` of `account`.
@@ -167,58 +198,41 @@ pub async fn get_item<'e, E: Executor<'e, Database = Any>>(
         .transpose()
 }
 
-/// Writes `row` over the stored item if that is still at `expected_version` (compare-and-swap); `row.version`
-/// should be `expected_version + 1`. False when another change got there first.
-pub async fn replace_item<'e, E: Executor<'e, Database = Any>>(
-    db: E,
-    row: &ItemRow,
-    expected_version: i64,
-) -> Result<bool, sqlx::Error> {
-    let done = sqlx::query(
+/// The write that puts `row` over the stored item if that is still at `expected_version` (compare-and-swap;
+/// `row.version` should be `expected_version + 1`) and appends `events` to its log. Run it with [`Store::write`] or
+/// [`Batch::run`]; it changed the item when the first count is 1, and wrote nothing at all otherwise.
+pub fn replace_item(row: &ItemRow, expected_version: i64, events: &[EventRow]) -> Batch {
+    let mut batch = Batch::new();
+    batch.push(
         "UPDATE work_items SET notes = $1, links = $2, state = $3, claimant = $4, claimant_key = $5, \
          claimant_kind = $6, claimant_principal_id = $7, claimed_at = $8, handoff = $9, handoff_to_key = $10, \
          updated_at = $11, done_at = $12, done_by = $13, version = $14 \
          WHERE id = $15 AND account_id = $16 AND version = $17",
-    )
-    .bind(&row.notes)
-    .bind(&row.links)
-    .bind(&row.state)
-    .bind(&row.claimant)
-    .bind(&row.claimant_key)
-    .bind(&row.claimant_kind)
-    .bind(&row.claimant_principal_id)
-    .bind(row.claimed_at)
-    .bind(&row.handoff)
-    .bind(&row.handoff_to_key)
-    .bind(row.updated_at)
-    .bind(row.done_at)
-    .bind(&row.done_by)
-    .bind(row.version)
-    .bind(&row.id)
-    .bind(&row.account_id)
-    .bind(expected_version)
-    .execute(db)
-    .await?;
-    Ok(done.rows_affected() == 1)
-}
-
-/// Appends an event to its item's log (its `seq` is the next number; the one in `event` is ignored). On Postgres
-/// every node hears of it when the transaction commits ([`changes`](crate::changes)).
-pub async fn append_event(conn: &mut sqlx::AnyConnection, event: &EventRow) -> Result<(), sqlx::Error> {
-    sqlx::query(
-        "INSERT INTO work_events (item_id, seq, at, principal_id, claimant, kind, data) \
-         VALUES ($1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM work_events WHERE item_id = $2), $3, $4, $5, $6, $7)",
-    )
-    .bind(&event.item_id)
-    .bind(&event.item_id)
-    .bind(event.at)
-    .bind(&event.principal_id)
-    .bind(&event.claimant)
-    .bind(&event.kind)
-    .bind(&event.data)
-    .execute(&mut *conn)
-    .await?;
-    crate::changes::announce(conn, &crate::changes::Change::Item(event.item_id.clone())).await
+        vec![
+            (&row.notes).into(),
+            (&row.links).into(),
+            (&row.state).into(),
+            (&row.claimant).into(),
+            (&row.claimant_key).into(),
+            (&row.claimant_kind).into(),
+            (&row.claimant_principal_id).into(),
+            row.claimed_at.into(),
+            (&row.handoff).into(),
+            (&row.handoff_to_key).into(),
+            row.updated_at.into(),
+            row.done_at.into(),
+            (&row.done_by).into(),
+            row.version.into(),
+            (&row.id).into(),
+            (&row.account_id).into(),
+            expected_version.into(),
+        ],
+    );
+    for event in events {
+        event_statement(&mut batch, event);
+    }
+    batch.announce(Change::Item(row.id.clone()));
+    batch
 }
 
 /// The events of item `id`, oldest first.

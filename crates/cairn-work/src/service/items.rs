@@ -94,11 +94,9 @@ impl Service {
             done_by: String::new(),
             version: 1,
         };
-        let mut tx = self.store.begin_write().await?;
-        items::insert_item(&mut *tx, &row).await?;
         let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
-        items::append_event(&mut tx, &event(&row, caller, &caller.display_name, ("created", data), now)).await?;
-        tx.commit().await?;
+        let created = event(&row, caller, &caller.display_name, ("created", data), now);
+        self.store.write(items::insert_item(&row, &created)).await?;
         self.store.changes().committed(Change::Item(row.id.clone()));
         Ok(WorkItem::from_row(&row))
     }
@@ -239,27 +237,36 @@ impl Service {
         F: Fn(&ItemRow, i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error>,
     {
         let account = self.account_id(caller, account_id, true).await?;
-        for _ in 0..ATTEMPTS {
-            let mut tx = self.store.begin_write().await?;
-            let row = items::get_item(&mut *tx, &account, item_id)
-                .await?
-                .ok_or_else(|| Error::not_found("work item", item_id))?;
-            let now = now_ms();
-            let Some((new, events)) = change(&row, now)? else {
-                tx.rollback().await?;
+        for attempt in 0..ATTEMPTS {
+            // The first attempt reads and decides before it writes, and then writes the compare-and-swap and the log
+            // entries as one batch — on SQLite the write lock is held for a single hand-off — since most changes
+            // meet no other writer of their item, and a refusal or a repeat writes nothing at all. A retry reads
+            // inside a write transaction, where on SQLite nothing else can change the item.
+            let mut tx = if attempt == 0 { None } else { Some(self.store.begin_write().await?) };
+            let row = match &mut tx {
+                None => items::get_item(self.store.pool(), &account, item_id).await?,
+                Some(tx) => items::get_item(&mut **tx, &account, item_id).await?,
+            };
+            let row = row.ok_or_else(|| Error::not_found("work item", item_id))?;
+            let Some((new, events)) = change(&row, now_ms())? else {
                 return Ok((row, Vec::new()));
             };
-            if !items::replace_item(&mut *tx, &new, row.version).await? {
-                tx.rollback().await?;
-                continue;
-            }
             let kinds = events.iter().map(|(kind, _)| *kind).collect();
-            for entry in events {
-                items::append_event(&mut tx, &event(&new, caller, name, entry, new.updated_at)).await?;
+            let events: Vec<EventRow> =
+                events.into_iter().map(|entry| event(&new, caller, name, entry, new.updated_at)).collect();
+            let write = items::replace_item(&new, row.version, &events);
+            let changed = match tx {
+                None => self.store.write(write).await?,
+                Some(mut tx) => {
+                    let changed = write.run(&mut tx).await?;
+                    tx.commit().await?;
+                    changed
+                }
+            };
+            if changed.first() == Some(&1) {
+                self.store.changes().committed(Change::Item(new.id.clone()));
+                return Ok((new, kinds));
             }
-            tx.commit().await?;
-            self.store.changes().committed(Change::Item(new.id.clone()));
-            return Ok((new, kinds));
         }
         Err(Error::Internal("the item kept changing while this change was made".into()))
     }

@@ -1,0 +1,295 @@
+//! Statements that make one change together, sent to the database in as few round trips as the backend allows.
+//!
+//! A SQLite connection runs on a thread of its own, and every statement sent to it is a hand-off to that thread and
+//! back; inside a write transaction those hand-offs are what the process's other writers wait for. So a [`Batch`]
+//! goes to SQLite as one multi-statement query — one hand-off however many statements it holds, and as a transaction
+//! of its own ([`Store::write`](crate::Store::write)) the `BEGIN IMMEDIATE` and `COMMIT` travel in the same query.
+//! Postgres, whose extended protocol takes one statement per query, gets the statements one by one.
+//!
+//! A statement can be guarded ([`Batch::push_if_changed`]): it runs only if the one before it changed a row. That is
+//! how a compare-and-swap and the log entries that go with it are one batch: if the swap loses, nothing is written.
+//! SQLite checks the guard in SQL (`changes()`), Postgres between statements. Each statement is written with
+//! its own placeholders `$1…$n` (and no other `$`); the batch numbers them on for SQLite.
+//!
+//! sqlx calls several statements in one SQLite query a deprecated behaviour (launchbadge/sqlx#3108) but keeps it in
+//! 0.9; this module's tests pin it down, and should it go, [`Batch::run`] would send SQLite the statements one by one
+//! as it does Postgres.
+
+use futures::TryStreamExt;
+use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor};
+
+use crate::Backend;
+use crate::changes::{self, Change};
+
+/// A value bound to a placeholder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    /// Text.
+    Text(String),
+    /// A 64-bit integer.
+    Int(i64),
+    /// A 64-bit integer or NULL.
+    OptionalInt(Option<i64>),
+    /// Text or NULL.
+    OptionalText(Option<String>),
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Value {
+        Value::Text(value.to_owned())
+    }
+}
+
+impl From<&String> for Value {
+    fn from(value: &String) -> Value {
+        Value::Text(value.clone())
+    }
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Value {
+        Value::Int(value)
+    }
+}
+
+impl From<Option<i64>> for Value {
+    fn from(value: Option<i64>) -> Value {
+        Value::OptionalInt(value)
+    }
+}
+
+impl From<&Option<String>> for Value {
+    fn from(value: &Option<String>) -> Value {
+        Value::OptionalText(value.clone())
+    }
+}
+
+/// Statements to run in order, as a transaction of their own ([`Store::write`](crate::Store::write)) or inside one
+/// ([`Batch::run`]).
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    statements: Vec<Statement>,
+    announce: Vec<Change>,
+}
+
+#[derive(Debug, Clone)]
+struct Statement {
+    sql: String,
+    values: Vec<Value>,
+    /// Runs only if the statement before it changed a row.
+    guarded: bool,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+
+    /// Adds `sql`, whose placeholders `$1…$n` take `values` in order.
+    pub fn push(&mut self, sql: impl Into<String>, values: Vec<Value>) {
+        self.statements.push(Statement { sql: sql.into(), values, guarded: false });
+    }
+
+    /// Adds `insert_select` — an `INSERT … SELECT …` without a `WHERE` — to run only if the statement before it
+    /// changed a row (so a compare-and-swap that lost, and everything guarded after it, changes nothing).
+    pub fn push_if_changed(&mut self, insert_select: impl Into<String>, values: Vec<Value>) {
+        self.statements.push(Statement { sql: insert_select.into(), values, guarded: true });
+    }
+
+    /// Announces `change` on the changes feed when the transaction commits (Postgres; see [`crate::changes`]).
+    pub fn announce(&mut self, change: Change) {
+        self.announce.push(change);
+    }
+
+    /// Runs the statements in order on `conn`, inside the caller's write transaction, and returns how many rows each
+    /// one changed (0 for a guarded statement that did not run). The first statement that fails stops the batch:
+    /// roll the transaction back then.
+    pub async fn run(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, sqlx::Error> {
+        match Backend::of(conn) {
+            Backend::Sqlite => run_sqlite(conn, &self.sqlite_sql("", ""), self.values()).await,
+            Backend::Postgres => {
+                let mut changed: Vec<u64> = Vec::with_capacity(self.statements.len());
+                for statement in &self.statements {
+                    if statement.guarded && changed.last() == Some(&0) {
+                        changed.push(0);
+                        continue;
+                    }
+                    let query = bind(sqlx::query(AssertSqlSafe(statement.sql.clone())), &statement.values);
+                    changed.push(query.execute(&mut *conn).await?.rows_affected());
+                }
+                for change in &self.announce {
+                    changes::announce(conn, change).await?;
+                }
+                Ok(changed)
+            }
+        }
+    }
+
+    /// The statements as one SQLite query between `before` and `after`, each guard written out and the
+    /// placeholders numbered on.
+    fn sqlite_sql(&self, before: &str, after: &str) -> String {
+        let mut sql = String::from(before);
+        let mut offset = 0;
+        for statement in &self.statements {
+            sql.push_str(&renumber(&statement.sql, offset));
+            if statement.guarded {
+                sql.push_str(" WHERE changes() > 0");
+            }
+            sql.push_str(";\n");
+            offset += statement.values.len();
+        }
+        sql.push_str(after);
+        sql
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Value> {
+        self.statements.iter().flat_map(|statement| &statement.values)
+    }
+
+    /// Runs the batch on SQLite `conn` as a transaction of its own in one query — `BEGIN IMMEDIATE`, the statements,
+    /// `COMMIT` — and rolls back if any of it fails.
+    pub(crate) async fn write_sqlite(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, sqlx::Error> {
+        let sql = self.sqlite_sql("BEGIN IMMEDIATE;\n", "COMMIT;");
+        match run_sqlite(conn, &sql, self.values()).await {
+            Ok(mut changed) => {
+                // The results of BEGIN and COMMIT.
+                changed.pop();
+                changed.remove(0);
+                Ok(changed)
+            }
+            Err(error) => {
+                // Fails harmlessly when BEGIN itself failed and there is nothing to roll back.
+                let _ = conn.execute("ROLLBACK").await;
+                Err(error)
+            }
+        }
+    }
+}
+
+/// Runs the multi-statement `sql` with `values` on SQLite `conn`: how many rows each statement changed.
+async fn run_sqlite<'v>(
+    conn: &mut AnyConnection,
+    sql: &str,
+    values: impl IntoIterator<Item = &'v Value>,
+) -> Result<Vec<u64>, sqlx::Error> {
+    conn.fetch_many(bind(sqlx::query(AssertSqlSafe(sql.to_owned())), values))
+        .try_filter_map(|result| async move {
+            Ok(match result {
+                Either::Left(done) => Some(done.rows_affected()),
+                Either::Right(_) => None,
+            })
+        })
+        .try_collect()
+        .await
+}
+
+type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// `query` with `values` bound in order.
+fn bind<'q, 'v>(query: Query<'q>, values: impl IntoIterator<Item = &'v Value>) -> Query<'q> {
+    values.into_iter().fold(query, |query, value| match value {
+        Value::Text(text) => query.bind(text.clone()),
+        Value::Int(n) => query.bind(*n),
+        Value::OptionalInt(n) => query.bind(*n),
+        Value::OptionalText(text) => query.bind(text.clone()),
+    })
+}
+
+/// `sql` with every placeholder `$n` turned into `$(n + offset)`.
+fn renumber(sql: &str, offset: usize) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        match rest[..digits].parse::<usize>() {
+            Ok(n) => out.push_str(&(n + offset).to_string()),
+            Err(_) => out.push_str(&rest[..digits]),
+        }
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestStore;
+    use sqlx::Row;
+
+    #[test]
+    fn placeholders_are_numbered_on() {
+        assert_eq!(renumber("UPDATE t SET a = $1 WHERE b = $2 AND c = $12", 3), "UPDATE t SET a = $4 WHERE b = $5 AND c = $15");
+        assert_eq!(renumber("SELECT 1", 7), "SELECT 1");
+    }
+
+    async fn table(test: &TestStore, name: &str) {
+        let sql = format!("CREATE TABLE {name} (k TEXT PRIMARY KEY, n BIGINT, note TEXT)");
+        sqlx::query(AssertSqlSafe(sql)).execute(test.store.pool()).await.unwrap();
+    }
+
+    async fn rows(test: &TestStore, name: &str) -> Vec<(String, i64, Option<String>)> {
+        let sql = format!("SELECT k, COALESCE(n, 0) AS n, note FROM {name} ORDER BY k");
+        let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(test.store.pool()).await.unwrap();
+        rows.iter().map(|r| (r.get("k"), r.get("n"), r.get("note"))).collect()
+    }
+
+    #[tokio::test]
+    async fn a_write_reports_each_statements_changes_and_binds_each_its_own_values() {
+        let test = TestStore::new().await;
+        table(&test, "batch_t").await;
+        let mut batch = Batch::new();
+        batch.push("INSERT INTO batch_t (k, n, note) VALUES ($1, $2, $3)", vec!["a".into(), 1.into(), (&None).into()]);
+        batch.push("INSERT INTO batch_t (k, n, note) VALUES ($1, $2, $3)", vec!["b".into(), Some(2).into(), (&Some("x".to_owned())).into()]);
+        batch.push("UPDATE batch_t SET n = n + $1 WHERE k <> $2", vec![10.into(), "zzz".into()]);
+        batch.push("UPDATE batch_t SET n = 0 WHERE k = $1", vec!["missing".into()]);
+        assert_eq!(test.store.write(batch).await.unwrap(), vec![1, 1, 2, 0]);
+        assert_eq!(rows(&test, "batch_t").await, vec![("a".into(), 11, None), ("b".into(), 12, Some("x".into()))]);
+    }
+
+    /// A compare-and-swap with a log entry guarded on it, as the work items write them.
+    fn swap(expected: i64, note: &str) -> Batch {
+        let mut batch = Batch::new();
+        batch.push("UPDATE batch_s SET n = $1 WHERE k = 'item' AND n = $2", vec![(expected + 1).into(), expected.into()]);
+        batch.push_if_changed("INSERT INTO batch_s (k, n, note) SELECT $1, $2, $3", vec![note.into(), expected.into(), note.into()]);
+        batch.push_if_changed("INSERT INTO batch_s (k, n, note) SELECT $1 || '+', $2, $1", vec![note.into(), expected.into()]);
+        batch
+    }
+
+    #[tokio::test]
+    async fn guarded_statements_run_only_after_a_change_alone_and_inside_a_transaction() {
+        let test = TestStore::new().await;
+        table(&test, "batch_s").await;
+        sqlx::query("INSERT INTO batch_s (k, n) VALUES ('item', 0)").execute(test.store.pool()).await.unwrap();
+        assert_eq!(test.store.write(swap(0, "won")).await.unwrap(), vec![1, 1, 1]);
+        assert_eq!(test.store.write(swap(0, "lost")).await.unwrap(), vec![0, 0, 0]);
+        let mut tx = test.store.begin_write().await.unwrap();
+        assert_eq!(swap(0, "lost again").run(&mut tx).await.unwrap(), vec![0, 0, 0]);
+        assert_eq!(swap(1, "won again").run(&mut tx).await.unwrap(), vec![1, 1, 1]);
+        tx.commit().await.unwrap();
+        let keys: Vec<String> = rows(&test, "batch_s").await.into_iter().map(|(k, _, _)| k).collect();
+        assert_eq!(keys, vec!["item", "won", "won again", "won again+", "won+"]);
+    }
+
+    #[tokio::test]
+    async fn a_failing_write_changes_nothing_and_the_next_write_goes_through() {
+        let test = TestStore::new().await;
+        table(&test, "batch_u").await;
+        let mut batch = Batch::new();
+        batch.push("INSERT INTO batch_u (k) VALUES ($1)", vec!["a".into()]);
+        batch.push("INSERT INTO batch_u (k) VALUES ($1)", vec!["a".into()]);
+        batch.push("INSERT INTO batch_u (k) VALUES ($1)", vec!["b".into()]);
+        assert!(test.store.write(batch).await.is_err(), "the duplicate key fails");
+        assert_eq!(rows(&test, "batch_u").await, vec![]);
+        let mut batch = Batch::new();
+        batch.push("INSERT INTO batch_u (k) VALUES ($1)", vec!["c".into()]);
+        assert_eq!(test.store.write(batch).await.unwrap(), vec![1], "the writer is usable again");
+        let mut tx = test.store.begin_write().await.unwrap();
+        sqlx::query("INSERT INTO batch_u (k) VALUES ('d')").execute(&mut *tx).await.unwrap();
+        tx.commit().await.unwrap();
+        assert_eq!(rows(&test, "batch_u").await.len(), 2, "and so are transactions");
+    }
+}
