@@ -93,8 +93,22 @@ impl Batch {
 
     /// Adds `insert_select` — an `INSERT … SELECT …` without a `WHERE` — to run only if the statement before it
     /// changed a row (so a compare-and-swap that lost, and everything guarded after it, changes nothing).
+    ///
+    /// # Panics
+    /// As the first statement: a guard needs a statement before it.
     pub fn push_if_changed(&mut self, insert_select: impl Into<String>, values: Vec<Value>) {
+        assert!(!self.statements.is_empty(), "a guarded statement needs a statement before it");
         self.statements.push(Statement { sql: insert_select.into(), values, guarded: true });
+    }
+
+    /// The batches one after another, as one (for the writer's group commit; the announcements are Postgres's).
+    pub(crate) fn concat<'b>(batches: impl IntoIterator<Item = &'b Batch>) -> Batch {
+        Batch { statements: batches.into_iter().flat_map(|batch| batch.statements.clone()).collect(), announce: Vec::new() }
+    }
+
+    /// How many statements it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.statements.len()
     }
 
     /// Announces `change` on the changes feed when the transaction commits (Postgres; see [`crate::changes`]).

@@ -20,6 +20,7 @@ pub mod observe;
 pub mod runs;
 pub mod sessions;
 mod write_tx;
+mod writer;
 #[cfg(test)]
 mod testing;
 
@@ -37,7 +38,7 @@ use crate::changes::Changes;
 pub use dialect::Backend;
 pub use write_tx::WriteTx;
 
-use crate::write_tx::Writer;
+use crate::writer::Writer;
 
 /// The migrations every backend runs, embedded in the binary.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -169,8 +170,8 @@ impl Store {
     }
 
     /// Runs `batch` as a write transaction of its own and returns how many rows each statement changed. On SQLite
-    /// that is one query on the writer connection (`BEGIN IMMEDIATE`, the statements, `COMMIT`): the write lock is
-    /// held for one hand-off to the connection's thread instead of one per statement.
+    /// the batch joins the writer's queue and commits with whatever other batches are waiting, in one query
+    /// ([`writer`]): the write lock is held for one hand-off to the connection's thread instead of one per statement.
     pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, sqlx::Error> {
         match &self.writer {
             Some(writer) => writer.write(batch).await,
