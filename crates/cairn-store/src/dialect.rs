@@ -1,14 +1,15 @@
-//! Where SQLite and Postgres differ — the only place in cairn where they do. Every query and migration elsewhere is
+//! Where SQLite and Postgres differ — with how a [`Batch`](crate::batch::Batch) travels and where SQLite writes go
+//! (`writer.rs`), the only place in cairn where they do. Every query and migration elsewhere is
 //! SQL both accept (`$n` placeholders, `ON CONFLICT`, `TEXT` / `BIGINT` / `DOUBLE PRECISION` columns, JSON as text,
 //! `LIMIT $n`); what cannot be written once is a [`Backend`] method here:
 //!
 //! - **Connections.** SQLite runs [`Backend::connection_setup`] on each one (WAL, busy timeout, foreign keys); Postgres
 //!   needs nothing. Pool sizes differ ([`Backend::max_connections`]).
 //! - **Write transactions** ([`Store::begin_write`](crate::Store::begin_write)). SQLite: `BEGIN IMMEDIATE` on the
-//!   process's one writer connection ([`write_tx`](crate::write_tx)) takes the database's one write lock up front, so
-//!   a transaction's reads are never stale. Postgres: `BEGIN` at READ COMMITTED, where writers run
-//!   side by side; a read that decides a write locks its rows with [`Backend::lock_rows`] (`FOR UPDATE`), so a
-//!   concurrent writer of the same row waits and then reads the committed result — what SQLite's write lock gives.
+//!   process's one writer connection (`writer.rs`) takes the database's one write lock up front, so a transaction's
+//!   reads are never stale. Postgres: `BEGIN` at READ COMMITTED, where writers run side by side; a read that decides
+//!   a write locks its rows with [`Backend::lock_rows`] (`FOR UPDATE`), so a concurrent writer of the same row waits
+//!   and then reads the committed result — what SQLite's write lock gives.
 //!   The conditional updates (compare-and-swap on `version`, unique keys) stay the guarantee on both.
 //! - **Migration lock** ([`Backend::migrate`]). Postgres: the session advisory lock sqlx's Postgres migrator uses
 //!   (keyed by the database name), held from reading what is applied to the last migration. SQLite has no such lock,

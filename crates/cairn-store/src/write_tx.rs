@@ -1,4 +1,4 @@
-//! A write transaction: on SQLite it holds the process's writer connection ([`crate::writer`]) from `BEGIN
+//! A write transaction: on SQLite it holds the process's writer connection (`writer.rs`) from `BEGIN
 //! IMMEDIATE` to its end; on Postgres it is a transaction on a pooled connection, and writers run side by side.
 
 use std::ops::{Deref, DerefMut};
