@@ -106,6 +106,13 @@ impl Batch {
         Batch { statements: batches.into_iter().flat_map(|batch| batch.statements.clone()).collect(), announce: Vec::new() }
     }
 
+    /// Whether `other` has the very statements of this batch (values aside): batches of one kind, which the writer
+    /// commits together, so that their combined query repeats and stays prepared.
+    pub(crate) fn same_statements(&self, other: &Batch) -> bool {
+        self.statements.len() == other.statements.len()
+            && self.statements.iter().zip(&other.statements).all(|(a, b)| a.sql == b.sql && a.guarded == b.guarded)
+    }
+
     /// How many statements it holds.
     pub(crate) fn len(&self) -> usize {
         self.statements.len()

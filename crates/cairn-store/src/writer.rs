@@ -10,15 +10,16 @@
 //! Two ways in:
 //! - [`Writer::begin`]: a [`WriteTx`] that holds the connection from `BEGIN IMMEDIATE` to its commit or rollback,
 //!   for changes that read inside their transaction (one hand-off to the connection's thread per statement).
-//! - [`Writer::write`]: a [`Batch`] joins a queue. A committer task takes every batch waiting (up to [`GROUP`]) and
-//!   sends them as one query — `BEGIN IMMEDIATE`, each batch's statements, `COMMIT` — so one hand-off and one commit
-//!   serve them all. Each batch's guards see only its own statements, so a compare-and-swap that loses changes
+//! - [`Writer::write`]: a [`Batch`] joins a queue. A committer task takes the batches waiting that are of one kind
+//!   (the same statements, up to [`GROUP`]) and sends them as one query — `BEGIN IMMEDIATE`, each batch's
+//!   statements, `COMMIT` — so one hand-off and one commit serve them all, and the query, repeating, stays prepared. Each batch's guards see only its own statements, so a compare-and-swap that loses changes
 //!   nothing and the others still commit. If a statement fails, the batches are run again one by one, so only the
 //!   one at fault fails. Every caller hears back after the commit that carries its batch.
 //!
 //! All of this is a matter of speed: exactly-once still rests on `BEGIN IMMEDIATE` and the conditional updates,
 //! which hold across processes.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use sqlx::any::{AnyConnectOptions, AnyTransactionManager};
@@ -84,48 +85,75 @@ impl Writer {
     }
 }
 
-/// The committer: for as long as a [`Writer`] is left, takes the batches waiting and commits them together.
+/// The committer: for as long as a [`Writer`] is left, takes the batches waiting and commits those of the first
+/// one's kind together.
 async fn commit_queued(connection: Shared, mut queue: mpsc::UnboundedReceiver<Job>) {
-    while let Some(first) = queue.recv().await {
-        let mut guard = connection.lock().await;
-        // Whatever queued while the connection was busy goes along.
-        let mut jobs = vec![first];
-        while jobs.len() < GROUP {
-            match queue.try_recv() {
-                Ok(job) => jobs.push(job),
-                Err(_) => break,
+    let mut waiting: VecDeque<Job> = VecDeque::new();
+    loop {
+        if waiting.is_empty() {
+            match queue.recv().await {
+                Some(job) => waiting.push_back(job),
+                None => return,
             }
         }
+        let mut guard = connection.lock().await;
+        // Whatever queued while the connection was busy goes along.
+        while let Ok(job) = queue.try_recv() {
+            waiting.push_back(job);
+        }
+        let jobs = take_group(&mut waiting);
         let Some(connection) = guard.as_mut() else {
             jobs.into_iter().for_each(|job| drop(job.reply.send(Err(sqlx::Error::PoolClosed))));
             continue;
         };
-        if jobs.len() > 1 {
-            let together = Batch::concat(jobs.iter().map(|job| &job.batch));
-            match together.write_sqlite(connection).await {
-                Ok(changed) => {
-                    let mut changed = changed.into_iter();
-                    for job in jobs {
-                        let _ = job.reply.send(Ok(changed.by_ref().take(job.batch.len()).collect()));
-                    }
-                    continue;
+        commit_group(connection, jobs).await;
+    }
+}
+
+/// The first job waiting and, in their order, the others of its kind ([`Batch::same_statements`]), up to [`GROUP`]:
+/// one kind at a time keeps the combined queries few, so SQLite keeps each one prepared.
+fn take_group(waiting: &mut VecDeque<Job>) -> Vec<Job> {
+    let first = waiting.pop_front().expect("a job is waiting");
+    let mut group = vec![first];
+    let mut others = VecDeque::new();
+    while let Some(job) = waiting.pop_front() {
+        if group.len() < GROUP && job.batch.same_statements(&group[0].batch) {
+            group.push(job);
+        } else {
+            others.push_back(job);
+        }
+    }
+    *waiting = others;
+    group
+}
+
+/// Commits `jobs` in one query and tells each its outcome; if a statement breaks a constraint, commits them one by
+/// one so that only the batch at fault fails.
+async fn commit_group(connection: &mut AnyConnection, jobs: Vec<Job>) {
+    if jobs.len() > 1 {
+        let together = Batch::concat(jobs.iter().map(|job| &job.batch));
+        match together.write_sqlite(connection).await {
+            Ok(changed) => {
+                let mut changed = changed.into_iter();
+                for job in jobs {
+                    let _ = job.reply.send(Ok(changed.by_ref().take(job.batch.len()).collect()));
                 }
-                Err(error) if !is_statement_fault(&error) => {
-                    // Not one batch's fault (the lock stayed busy, the disk failed): all of them hear it.
-                    let message = error.to_string();
-                    let mut jobs = jobs.into_iter();
-                    let first = jobs.next().expect("more than one job");
-                    let _ = first.reply.send(Err(error));
-                    jobs.for_each(|job| drop(job.reply.send(Err(sqlx::Error::Protocol(message.clone())))));
-                    continue;
-                }
-                // One of them broke a constraint: run each alone, so that only that one fails.
-                Err(_) => {}
+                return;
             }
+            Err(error) if !is_statement_fault(&error) => {
+                // Not one batch's fault (the lock stayed busy, the disk failed): all of them hear it.
+                let message = error.to_string();
+                let mut jobs = jobs.into_iter();
+                let first = jobs.next().expect("more than one job");
+                let _ = first.reply.send(Err(error));
+                jobs.for_each(|job| drop(job.reply.send(Err(sqlx::Error::Protocol(message.clone())))));
+                return;
+            }
+            Err(_) => {}
         }
-        for job in jobs {
-            let _ = job.reply.send(job.batch.write_sqlite(connection).await);
-        }
+    }
+    for job in jobs {
+        let _ = job.reply.send(job.batch.write_sqlite(connection).await);
     }
 }
 
