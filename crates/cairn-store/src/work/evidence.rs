@@ -54,6 +54,12 @@ async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Re
         .bind(&id)
         .fetch_all(db)
         .await?;
+    let pull_requests = numbers.into_iter().map(|n| n.try_get("number")).collect::<Result<_, _>>()?;
+    evidence_row(id, &row, pull_requests)
+}
+
+/// A `work_evidence` row `id` and the pull requests it names.
+fn evidence_row(id: String, row: &AnyRow, pull_requests: Vec<i64>) -> Result<EvidenceRow, sqlx::Error> {
     Ok(EvidenceRow {
         id,
         account_id: row.try_get("account_id")?,
@@ -65,7 +71,7 @@ async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Re
         at: row.try_get("at")?,
         recorded_by: row.try_get("recorded_by")?,
         recorded_at: row.try_get("recorded_at")?,
-        pull_requests: numbers.into_iter().map(|n| n.try_get("number")).collect::<Result<_, _>>()?,
+        pull_requests,
     })
 }
 
@@ -165,27 +171,66 @@ pub async fn set_evidence_at<'e, E: Executor<'e, Database = Any>>(db: E, id: &st
     Ok(())
 }
 
-/// Every record of `account` that names pull request `number` of `repository_key` (merged and rolled), oldest first.
-pub async fn naming_pull_request(
+/// How many pull requests one query of [`naming_pull_requests`] asks about (two placeholders each).
+const PULLS_PER_QUERY: usize = 200;
+
+/// Every record of `account` that names one of `pull_requests` (`(repository_key, number)`), merged and rolled,
+/// oldest first, each once and with every pull request it names: two queries per 200 pull requests, however many
+/// records there are.
+pub async fn naming_pull_requests(
     pool: &sqlx::AnyPool,
     account: &str,
-    repository_key: &str,
-    number: i64,
+    pull_requests: &[(String, i64)],
 ) -> Result<Vec<EvidenceRow>, sqlx::Error> {
-    let rows = sqlx::query(AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM work_evidence WHERE id IN (SELECT evidence_id FROM work_evidence_prs \
-         WHERE account_id = $1 AND repository_key = $2 AND number = $3) ORDER BY at, id"
-    )))
-    .bind(account)
-    .bind(repository_key)
-    .bind(number)
-    .fetch_all(pool)
-    .await?;
-    let mut records = Vec::with_capacity(rows.len());
-    for row in rows {
-        records.push(with_prs(pool, row).await?);
+    let mut records: Vec<EvidenceRow> = Vec::new();
+    for chunk in pull_requests.chunks(PULLS_PER_QUERY) {
+        let named = (0..chunk.len())
+            .map(|i| format!("(repository_key = ${} AND number = ${})", 2 * i + 2, 2 * i + 3))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let mut query = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM work_evidence WHERE id IN (SELECT evidence_id FROM work_evidence_prs \
+             WHERE account_id = $1 AND ({named}))"
+        )))
+        .bind(account);
+        for (key, number) in chunk {
+            query = query.bind(key).bind(*number);
+        }
+        let rows = query.fetch_all(pool).await?;
+        let fresh: Vec<AnyRow> = rows
+            .into_iter()
+            .filter(|row| row.try_get::<String, _>("id").is_ok_and(|id| !records.iter().any(|r| r.id == id)))
+            .collect();
+        records.extend(with_all_prs(pool, fresh).await?);
     }
+    records.sort_by(|a, b| (a.at, &a.id).cmp(&(b.at, &b.id)));
     Ok(records)
+}
+
+/// `rows` of `work_evidence` with the pull requests each names, read in one query.
+async fn with_all_prs(pool: &sqlx::AnyPool, rows: Vec<AnyRow>) -> Result<Vec<EvidenceRow>, sqlx::Error> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<String> = rows.iter().map(|row| row.try_get("id")).collect::<Result<_, _>>()?;
+    let placeholders = (1..=ids.len()).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ");
+    let mut query = sqlx::query(AssertSqlSafe(format!(
+        "SELECT evidence_id, number FROM work_evidence_prs WHERE evidence_id IN ({placeholders}) ORDER BY number"
+    )));
+    for id in &ids {
+        query = query.bind(id);
+    }
+    let mut named: Vec<(String, i64)> = Vec::new();
+    for row in query.fetch_all(pool).await? {
+        named.push((row.try_get("evidence_id")?, row.try_get("number")?));
+    }
+    rows.into_iter()
+        .zip(ids)
+        .map(|(row, id)| {
+            let pull_requests = named.iter().filter(|(of, _)| *of == id).map(|(_, n)| *n).collect();
+            evidence_row(id, &row, pull_requests)
+        })
+        .collect()
 }
 
 /// The lower-cased repositories `account` has any evidence for.
@@ -225,4 +270,49 @@ pub async fn pull_request_facts<'e, E: Executor<'e, Database = Any>>(
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TestStore;
+    use crate::work::accounts::{AccountRow, insert_account};
+
+    fn record(id: &str, account: &str, kind: &str, at: i64, pull_requests: Vec<i64>) -> EvidenceRow {
+        EvidenceRow {
+            id: id.into(),
+            account_id: account.into(),
+            kind: kind.into(),
+            repository: "Acme/Web".into(),
+            repository_key: "acme/web".into(),
+            commit_sha: format!("{at:040x}"),
+            service: if kind == "rolled" { "prod".into() } else { String::new() },
+            at,
+            recorded_by: "ci (service)".into(),
+            recorded_at: at,
+            pull_requests,
+        }
+    }
+
+    #[tokio::test]
+    async fn records_naming_any_of_many_pull_requests_come_once_each_oldest_first_in_their_account() {
+        let test = TestStore::new().await;
+        let mut tx = test.store.begin_write().await.unwrap();
+        for account in ["acc_a", "acc_b"] {
+            let row = AccountRow { id: account.into(), name: account.into(), default_repository: String::new(), created_at: 0 };
+            insert_account(&mut *tx, &row).await.unwrap();
+        }
+        // A roll naming pull requests on both sides of the 200-per-query split, a merge, and another account's merge.
+        insert_evidence(&mut tx, &record("ev_roll", "acc_a", "rolled", 20, vec![5, 450])).await.unwrap();
+        insert_evidence(&mut tx, &record("ev_merge", "acc_a", "merged", 10, vec![450])).await.unwrap();
+        insert_evidence(&mut tx, &record("ev_other", "acc_b", "merged", 5, vec![5])).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let asked: Vec<(String, i64)> = (1..=500).map(|n| ("acme/web".to_owned(), n)).collect();
+        let found = naming_pull_requests(test.store.pool(), "acc_a", &asked).await.unwrap();
+        let found: Vec<(&str, Vec<i64>)> = found.iter().map(|r| (r.id.as_str(), r.pull_requests.clone())).collect();
+        assert_eq!(found, vec![("ev_merge", vec![450]), ("ev_roll", vec![5, 450])]);
+        let none = naming_pull_requests(test.store.pool(), "acc_a", &[("acme/api".to_owned(), 5)]).await.unwrap();
+        assert!(none.is_empty(), "another repository's pull request 5");
+    }
 }

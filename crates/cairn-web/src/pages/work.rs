@@ -127,18 +127,25 @@ fn pull(linked: LinkedPullRequest) -> Pull {
     Pull { name: format!("{}#{}", linked.repository, linked.number), records }
 }
 
+/// The board's columns, with the evidence about every card's pull requests read in one go.
 async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
-    let mut columns = Vec::new();
+    let mut listed = Vec::new();
     for state in STATES {
         let query = ListQuery { state: state.into(), page_size: 200, ..ListQuery::default() };
-        let mut cards = Vec::new();
-        for item in web.work.list_items(caller, &query).await?.items {
-            let pulls = web.work.item_evidence(caller, &item).await?.into_iter().map(pull).collect();
-            cards.push(Card { item, pulls });
-        }
-        columns.push(Column { state, cards });
+        listed.push((state, web.work.list_items(caller, &query).await?.items));
     }
-    Ok(columns)
+    let all: Vec<WorkItem> = listed.iter().flat_map(|(_, items)| items.iter().cloned()).collect();
+    let mut evidence = web.work.items_evidence(caller, &all).await?.into_iter();
+    Ok(listed
+        .into_iter()
+        .map(|(state, items)| Column {
+            state,
+            cards: items
+                .into_iter()
+                .map(|item| Card { item, pulls: evidence.next().unwrap_or_default().into_iter().map(pull).collect() })
+                .collect(),
+        })
+        .collect())
 }
 
 /// `GET /work`.

@@ -1,7 +1,7 @@
 //! Evidence and status: `work_record_evidence` stores merged / rolled records idempotently (a pull request merges
 //! once; a repeated roll adds pull requests to the same record), `work_status` checks a document's pieces
-//! against them with the pure algorithm of [`crate::status`], and [`Service::item_evidence`] finds the records about
-//! the pull requests an item links to (for the web board).
+//! against them with the pure algorithm of [`crate::status`], and [`Service::items_evidence`] finds the records about
+//! the pull requests items link to (for the web board, all its items at once).
 
 use std::collections::BTreeMap;
 
@@ -81,6 +81,20 @@ pub struct RecordedEvidence {
     pub evidence: Evidence,
     /// Who recorded it, e.g. `ci (service)`.
     pub recorded_by: String,
+}
+
+/// The pull requests `links` point at (`https://github.com/owner/name/pull/N`), in link order, each once, without
+/// records yet.
+fn linked_pull_requests(links: &[String]) -> Vec<LinkedPullRequest> {
+    let mut linked: Vec<LinkedPullRequest> = Vec::new();
+    for reference in status::refs::references("", links) {
+        let Some(repository) = reference.repository else { continue };
+        let known = |l: &LinkedPullRequest| l.number == reference.number && l.repository.eq_ignore_ascii_case(&repository);
+        if !linked.iter().any(known) {
+            linked.push(LinkedPullRequest { repository, number: reference.number, records: Vec::new() });
+        }
+    }
+    linked
 }
 
 fn view(row: &EvidenceRow) -> Evidence {
@@ -232,25 +246,40 @@ impl Service {
         Err(Error::Internal("the evidence kept changing while it was recorded".into()))
     }
 
-    /// The evidence about each pull request `item` links to (`https://github.com/owner/name/pull/N`), in link
-    /// order, each pull request once; the caller must be able to read the item's account.
-    pub async fn item_evidence(&self, caller: &Caller, item: &WorkItem) -> Result<Vec<LinkedPullRequest>, Error> {
-        let mut linked: Vec<LinkedPullRequest> = Vec::new();
-        for reference in status::refs::references("", &item.links) {
-            let Some(repository) = reference.repository else { continue };
-            let known = |l: &LinkedPullRequest| l.number == reference.number && l.repository.eq_ignore_ascii_case(&repository);
-            if !linked.iter().any(known) {
-                linked.push(LinkedPullRequest { repository, number: reference.number, records: Vec::new() });
+    /// For each of `items`, in order, the evidence about each pull request it links to
+    /// (`https://github.com/owner/name/pull/N`), in link order, each pull request once; the caller must be able to
+    /// read the items' accounts. A couple of queries per account serve them all (a board of hundreds of items asks
+    /// once, not once per pull request).
+    pub async fn items_evidence(&self, caller: &Caller, items: &[WorkItem]) -> Result<Vec<Vec<LinkedPullRequest>>, Error> {
+        let mut linked: Vec<Vec<LinkedPullRequest>> = items.iter().map(|item| linked_pull_requests(&item.links)).collect();
+        let mut accounts: Vec<&str> = Vec::new();
+        for (item, pulls) in items.iter().zip(&linked) {
+            if !pulls.is_empty() && !accounts.contains(&item.account_id.as_str()) {
+                accounts.push(&item.account_id);
             }
         }
-        if linked.is_empty() {
-            return Ok(linked);
-        }
-        self.check_access(caller, &item.account_id, false).await?;
-        for pull in &mut linked {
-            let key = pull.repository.to_lowercase();
-            let rows = evidence::naming_pull_request(self.store.pool(), &item.account_id, &key, pull.number).await?;
-            pull.records = rows.iter().map(|row| RecordedEvidence { evidence: view(row), recorded_by: row.recorded_by.clone() }).collect();
+        for account in accounts {
+            self.check_access(caller, account, false).await?;
+            let mut asked: Vec<(String, i64)> = Vec::new();
+            for (item, pulls) in items.iter().zip(&linked) {
+                for pull in pulls.iter().filter(|_| item.account_id == account) {
+                    let key = (pull.repository.to_lowercase(), pull.number);
+                    if !asked.contains(&key) {
+                        asked.push(key);
+                    }
+                }
+            }
+            let rows = evidence::naming_pull_requests(self.store.pool(), account, &asked).await?;
+            for (item, pulls) in items.iter().zip(&mut linked) {
+                for pull in pulls.iter_mut().filter(|_| item.account_id == account) {
+                    let key = pull.repository.to_lowercase();
+                    pull.records = rows
+                        .iter()
+                        .filter(|row| row.repository_key == key && row.pull_requests.contains(&pull.number))
+                        .map(|row| RecordedEvidence { evidence: view(row), recorded_by: row.recorded_by.clone() })
+                        .collect();
+                }
+            }
         }
         Ok(linked)
     }

@@ -1,6 +1,6 @@
 //! Work items: create, claim, update, hand off and list. Every change reads the item, lets the pure rules of
-//! [`crate::item`] decide, and writes the new row with a compare-and-swap on its version plus its events, all in one
-//! transaction; a lost race is retried from the read, so two claims can never both win.
+//! [`crate::item`] decide, and writes the new row with a compare-and-swap on its version plus its events, in one
+//! transaction and all or nothing; a lost race is retried from the read, so two claims can never both win.
 
 use cairn_store::changes::Change;
 use cairn_store::work::decisions;

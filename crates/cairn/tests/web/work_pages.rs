@@ -85,6 +85,11 @@ async fn evidence_recorded_over_mcp_shows_on_the_board_escaped() {
         .ok("work_create", json!({"space_id": space["space"]["id"], "title": "Ship <i>SSO</i>", "links": links}))
         .await;
     let item = made["item"]["id"].as_str().unwrap().to_owned();
+    // A second card, in another column, links only to the other pull request the roll names.
+    let other = writer
+        .ok("work_create", json!({"space_id": space["space"]["id"], "title": "Docs", "links": ["https://github.com/acme/web/pull/700"]}))
+        .await;
+    let other = other["item"]["id"].as_str().unwrap().to_owned();
     let commit = "abc1234def5678abc1234def5678abc1234def56";
     let merged = json!({"kind": "merged", "repository": "acme/web", "commit": commit, "pull_requests": [742],
         "at": "2026-01-02T03:04:05Z"});
@@ -106,6 +111,10 @@ async fn evidence_recorded_over_mcp_shows_on_the_board_escaped() {
     assert!(card.contains(r#"Acme/Web#744: <span class="muted">no evidence recorded</span>"#), "{card}");
     assert!(card.contains("Ship &#60;i&#62;SSO&#60;/i&#62;"), "{card}");
     assert!(!board.contains("<b>bot</b>") && !board.contains("<i>SSO</i>"), "untrusted text is never markup");
+    let card = &board[board.find(&format!(r#"data-item="{other}""#)).expect("the other item's card")..];
+    let card = &card[..card.find(r#"<div class="card""#).unwrap_or(card.len())];
+    assert!(card.contains(r#"data-pr="acme/web#700" data-kind="rolled""#), "the roll names #700 too: {card}");
+    assert!(!card.contains(r#"data-kind="merged""#), "#700 never merged: {card}");
     let fragment = http().get(env.served.url("/work?fragment=1")).send().await.unwrap().text().await.unwrap();
     assert!(fragment.contains(r#"data-kind="rolled""#), "the live fragment shows the evidence too");
 }
