@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
-use crate::batch::Batch;
+use crate::batch::{Batch, Value};
 use crate::changes::Change;
 #[cfg(doc)]
 use crate::Store;
@@ -124,6 +124,22 @@ fn item(row: AnyRow) -> Result<ItemRow, sqlx::Error> {
     })
 }
 
+/// The values of the columns a change may set, `notes` to `handoff_to_key` (`$1…$10` of [`replace_item`]'s update).
+fn changing(row: &ItemRow) -> Vec<Value> {
+    vec![
+        (&row.notes).into(),
+        (&row.links).into(),
+        (&row.state).into(),
+        (&row.claimant).into(),
+        (&row.claimant_key).into(),
+        (&row.claimant_kind).into(),
+        (&row.claimant_principal_id).into(),
+        row.claimed_at.into(),
+        (&row.handoff).into(),
+        (&row.handoff_to_key).into(),
+    ]
+}
+
 /// The statement that inserts `row`.
 fn insert_statement(batch: &mut Batch, row: &ItemRow) {
     batch.push(
@@ -131,29 +147,25 @@ fn insert_statement(batch: &mut Batch, row: &ItemRow) {
             "INSERT INTO work_items ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
              $15, $16, $17, $18, $19, $20, $21)"
         ),
-        vec![
-            (&row.id).into(),
-            (&row.account_id).into(),
-            (&row.space_id).into(),
-            (&row.document_id).into(),
-            (&row.title).into(),
-            (&row.notes).into(),
-            (&row.links).into(),
-            (&row.state).into(),
-            (&row.claimant).into(),
-            (&row.claimant_key).into(),
-            (&row.claimant_kind).into(),
-            (&row.claimant_principal_id).into(),
-            row.claimed_at.into(),
-            (&row.handoff).into(),
-            (&row.handoff_to_key).into(),
-            (&row.created_by).into(),
-            row.created_at.into(),
-            row.updated_at.into(),
-            row.done_at.into(),
-            (&row.done_by).into(),
-            row.version.into(),
-        ],
+        [
+            vec![
+                (&row.id).into(),
+                (&row.account_id).into(),
+                (&row.space_id).into(),
+                (&row.document_id).into(),
+                (&row.title).into(),
+            ],
+            changing(row),
+            vec![
+                (&row.created_by).into(),
+                row.created_at.into(),
+                row.updated_at.into(),
+                row.done_at.into(),
+                (&row.done_by).into(),
+                row.version.into(),
+            ],
+        ]
+        .concat(),
     );
 }
 
@@ -208,25 +220,19 @@ pub fn replace_item(row: &ItemRow, expected_version: i64, events: &[EventRow]) -
          claimant_kind = $6, claimant_principal_id = $7, claimed_at = $8, handoff = $9, handoff_to_key = $10, \
          updated_at = $11, done_at = $12, done_by = $13, version = $14 \
          WHERE id = $15 AND account_id = $16 AND version = $17",
-        vec![
-            (&row.notes).into(),
-            (&row.links).into(),
-            (&row.state).into(),
-            (&row.claimant).into(),
-            (&row.claimant_key).into(),
-            (&row.claimant_kind).into(),
-            (&row.claimant_principal_id).into(),
-            row.claimed_at.into(),
-            (&row.handoff).into(),
-            (&row.handoff_to_key).into(),
-            row.updated_at.into(),
-            row.done_at.into(),
-            (&row.done_by).into(),
-            row.version.into(),
-            (&row.id).into(),
-            (&row.account_id).into(),
-            expected_version.into(),
-        ],
+        [
+            changing(row),
+            vec![
+                row.updated_at.into(),
+                row.done_at.into(),
+                (&row.done_by).into(),
+                row.version.into(),
+                (&row.id).into(),
+                (&row.account_id).into(),
+                expected_version.into(),
+            ],
+        ]
+        .concat(),
     );
     for event in events {
         event_statement(&mut batch, event);
