@@ -3,7 +3,8 @@
 //!
 //! A call is a `POST` (an MCP request, or a REST change where the server has an API). Its answer may be a stream
 //! (rmcp answers MCP calls over SSE, and cancelling the service's token cuts those streams off), so a call counts
-//! until its response body is done or dropped, not merely until the handler returns.
+//! until its response body is done or dropped, not merely until the handler returns. The legacy SSE transport
+//! answers on another stream than the `POST`'s, so it counts its calls itself ([`Call::start`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,10 +67,13 @@ impl Default for InFlight {
 }
 
 /// One call being answered; dropping it ends the call.
-struct Call(InFlight);
+#[derive(Debug)]
+pub(crate) struct Call(InFlight);
 
 impl Call {
-    fn start(in_flight: &InFlight) -> Call {
+    /// Counts a call until the returned guard is dropped (for transports that answer off the request, such as the
+    /// legacy SSE one).
+    pub(crate) fn start(in_flight: &InFlight) -> Call {
         in_flight.count.send_modify(|n| *n += 1);
         Call(in_flight.clone())
     }

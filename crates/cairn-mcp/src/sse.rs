@@ -17,24 +17,42 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::{Stream, StreamExt};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
 use rmcp::{ServerHandler, ServiceExt};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
-type Sessions = Arc<Mutex<HashMap<String, mpsc::Sender<ClientJsonRpcMessage>>>>;
+use crate::drain::{Call, InFlight};
+
+type Sessions = Arc<Mutex<HashMap<String, Session>>>;
+
+/// One open stream: where its client's messages go, and its requests still waiting for their answer.
+struct Session {
+    to_server: mpsc::Sender<ClientJsonRpcMessage>,
+    unanswered: Unanswered,
+}
+
+type Unanswered = Arc<Mutex<HashMap<RequestId, Call>>>;
 
 struct AppState<F> {
     factory: F,
     sessions: Sessions,
+    in_flight: InFlight,
+    closing: CancellationToken,
 }
 
-/// Serves handlers made by `factory` over the legacy SSE transport at `addr` until Ctrl-C or SIGTERM.
+/// Serves handlers made by `factory` over the legacy SSE transport at `addr` until Ctrl-C or SIGTERM. On the signal
+/// it takes no new connection, answers the requests it already has (for up to [`DRAIN_LIMIT`](crate::DRAIN_LIMIT)),
+/// then ends the event streams, so that the server stops even while clients stay connected.
 pub async fn serve_legacy_sse<H, F>(factory: F, addr: SocketAddr) -> std::io::Result<()>
 where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
 {
-    let state = Arc::new(AppState { factory, sessions: Sessions::default() });
+    let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
+    let in_flight = InFlight::new();
+    let state =
+        Arc::new(AppState { factory, sessions: Sessions::default(), in_flight: in_flight.clone(), closing: closing.clone() });
     let router = axum::Router::new()
         .route("/sse", get(open_stream::<H, F>))
         .route("/messages", post(receive_message::<F>))
@@ -43,7 +61,10 @@ where
         .with_state(state);
     let listener = crate::listener::bind(addr).await?;
     tracing::info!("serving MCP over legacy SSE at http://{}/sse", axum::serve::Listener::local_addr(&listener)?);
-    axum::serve(listener, router).with_graceful_shutdown(crate::http::shutdown_signal()).await
+    let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
+    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    drain.abort();
+    result
 }
 
 async fn open_stream<H, F>(
@@ -56,7 +77,9 @@ where
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     let (to_server, from_client) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let (to_client, from_server) = mpsc::channel::<ServerJsonRpcMessage>(64);
-    state.sessions.lock().expect("session map lock").insert(session_id.clone(), to_server);
+    let unanswered = Unanswered::default();
+    let session = Session { to_server, unanswered: unanswered.clone() };
+    state.sessions.lock().expect("session map lock").insert(session_id.clone(), session);
 
     let handler = (state.factory)();
     let sessions = state.sessions.clone();
@@ -78,7 +101,16 @@ where
 
     let endpoint = Event::default().event("endpoint").data(format!("/messages/?session_id={session_id}"));
     let messages = futures::stream::unfold(from_server, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })
-        .map(|message| {
+        .take_until(state.closing.clone().cancelled_owned())
+        .map(move |message| {
+            let answered = match &message {
+                JsonRpcMessage::Response(response) => Some(&response.id),
+                JsonRpcMessage::Error(error) => error.id.as_ref(),
+                _ => None,
+            };
+            if let Some(id) = answered {
+                unanswered.lock().expect("unanswered map lock").remove(id);
+            }
             let json = serde_json::to_string(&message).expect("JSON-RPC messages serialize");
             Ok(Event::default().event("message").data(json))
         });
@@ -99,14 +131,23 @@ async fn receive_message<F>(
     let Some(session_id) = query.session_id else {
         return (StatusCode::BAD_REQUEST, "session_id is required").into_response();
     };
-    let sender = state.sessions.lock().expect("session map lock").get(&session_id).cloned();
-    let Some(sender) = sender else {
+    let session = state
+        .sessions
+        .lock()
+        .expect("session map lock")
+        .get(&session_id)
+        .map(|session| (session.to_server.clone(), session.unanswered.clone()));
+    let Some((sender, unanswered)) = session else {
         return (StatusCode::NOT_FOUND, "Could not find session").into_response();
     };
     let message: ClientJsonRpcMessage = match serde_json::from_str(&body) {
         Ok(message) => message,
         Err(err) => return (StatusCode::BAD_REQUEST, format!("Could not parse message: {err}")).into_response(),
     };
+    if let JsonRpcMessage::Request(request) = &message {
+        // Counted until its answer goes out on the stream (or the session ends).
+        unanswered.lock().expect("unanswered map lock").insert(request.id.clone(), Call::start(&state.in_flight));
+    }
     match sender.send(message).await {
         Ok(()) => (StatusCode::ACCEPTED, "Accepted").into_response(),
         Err(_) => (StatusCode::GONE, "Session closed").into_response(),
