@@ -100,9 +100,11 @@ where
     });
 
     let endpoint = Event::default().event("endpoint").data(format!("/messages/?session_id={session_id}"));
+    let forget = Forget { sessions: state.sessions.clone(), id: session_id };
     let messages = futures::stream::unfold(from_server, |mut rx| async move { rx.recv().await.map(|m| (m, rx)) })
         .take_until(state.closing.clone().cancelled_owned())
         .map(move |message| {
+            let _ = &forget;
             let answered = match &message {
                 JsonRpcMessage::Response(response) => Some(&response.id),
                 JsonRpcMessage::Error(error) => error.id.as_ref(),
@@ -116,6 +118,19 @@ where
         });
     let events = futures::stream::once(async move { Ok(endpoint) }).chain(messages);
     Sse::new(events).keep_alive(KeepAlive::default())
+}
+
+/// Forgets a session when its event stream goes (the client left, or the server is closing): its requests stop
+/// counting as in flight, and with its sender gone its handler stops.
+struct Forget {
+    sessions: Sessions,
+    id: String,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        self.sessions.lock().expect("session map lock").remove(&self.id);
+    }
 }
 
 #[derive(serde::Deserialize)]
