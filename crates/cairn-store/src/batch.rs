@@ -64,8 +64,8 @@ impl From<&Option<String>> for Value {
     }
 }
 
-/// Statements to run in order, as a transaction of their own ([`Store::write`](crate::Store::write)) or inside one
-/// ([`Batch::run`]).
+/// `INSERT`, `UPDATE` and `DELETE` statements to run in order, as a transaction of their own
+/// ([`Store::write`](crate::Store::write)) or inside one ([`Batch::run`]).
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     statements: Vec<Statement>,
@@ -91,8 +91,9 @@ impl Batch {
         self.statements.push(Statement { sql: sql.into(), values, guarded: false });
     }
 
-    /// Adds `insert_select` — an `INSERT … SELECT …` without a `WHERE` — to run only if the statement before it
-    /// changed a row (so a compare-and-swap that lost, and everything guarded after it, changes nothing).
+    /// Adds `insert_select` — an `INSERT … SELECT …` without a `WHERE` — to run only if the statement before it (an
+    /// `INSERT`, `UPDATE` or `DELETE`) changed a row, so a compare-and-swap that lost, and everything guarded after
+    /// it, changes nothing.
     ///
     /// # Panics
     /// As the first statement: a guard needs a statement before it.
