@@ -228,7 +228,8 @@ mod tests {
         let test = TestStore::new().await;
         test.store.close().await;
         let mut batch = Batch::new();
-        batch.push("SELECT 1", Vec::new());
-        assert!(test.store.write(batch).await.is_err());
+        batch.push("CREATE TABLE writer_closed (n BIGINT)", Vec::new());
+        let refused = test.store.write(batch).await;
+        assert!(matches!(refused, Err(sqlx::Error::PoolClosed)), "{refused:?}");
     }
 }
