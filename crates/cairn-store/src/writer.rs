@@ -12,8 +12,9 @@
 //!   for changes that read inside their transaction (one hand-off to the connection's thread per statement).
 //! - [`Writer::write`]: a [`Batch`] joins a queue. A committer task takes the batches waiting that are of one kind
 //!   (the same statements, up to [`GROUP`]) and sends them as one query — `BEGIN IMMEDIATE`, each batch's
-//!   statements, `COMMIT` — so one hand-off and one commit serve them all, and the query, repeating, stays prepared. Each batch's guards see only its own statements, so a compare-and-swap that loses changes
-//!   nothing and the others still commit. If a statement fails, the batches are run again one by one, so only the
+//!   statements, `COMMIT` — so one hand-off and one commit serve them all, and the query, repeating, stays
+//!   prepared. Each batch's guards see only its own statements, so a compare-and-swap that loses changes nothing and
+//!   the others still commit. If a statement breaks a constraint, the batches are run again one by one, so only the
 //!   one at fault fails. Every caller hears back after the commit that carries its batch.
 //!
 //! All of this is a matter of speed: exactly-once still rests on `BEGIN IMMEDIATE` and the conditional updates,

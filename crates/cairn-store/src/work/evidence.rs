@@ -1,6 +1,8 @@
 //! Merged and rolled evidence: one row per record, one row per pull request it names. A pull request merges once per
 //! account and repository; a roll is keyed by repository, service and commit (repeats add pull requests to it).
 
+use std::collections::{HashMap, HashSet};
+
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
@@ -183,6 +185,7 @@ pub async fn naming_pull_requests(
     pull_requests: &[(String, i64)],
 ) -> Result<Vec<EvidenceRow>, sqlx::Error> {
     let mut records: Vec<EvidenceRow> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     for chunk in pull_requests.chunks(PULLS_PER_QUERY) {
         let named = (0..chunk.len())
             .map(|i| format!("(repository_key = ${} AND number = ${})", 2 * i + 2, 2 * i + 3))
@@ -197,11 +200,11 @@ pub async fn naming_pull_requests(
             query = query.bind(key).bind(*number);
         }
         let rows = query.fetch_all(pool).await?;
-        let fresh: Vec<AnyRow> = rows
-            .into_iter()
-            .filter(|row| row.try_get::<String, _>("id").is_ok_and(|id| !records.iter().any(|r| r.id == id)))
-            .collect();
-        records.extend(with_all_prs(pool, fresh).await?);
+        let fresh: Vec<AnyRow> =
+            rows.into_iter().filter(|row| row.try_get::<String, _>("id").is_ok_and(|id| !seen.contains(&id))).collect();
+        let fresh = with_all_prs(pool, fresh).await?;
+        seen.extend(fresh.iter().map(|record| record.id.clone()));
+        records.extend(fresh);
     }
     records.sort_by(|a, b| (a.at, &a.id).cmp(&(b.at, &b.id)));
     Ok(records)
@@ -220,14 +223,14 @@ async fn with_all_prs(pool: &sqlx::AnyPool, rows: Vec<AnyRow>) -> Result<Vec<Evi
     for id in &ids {
         query = query.bind(id);
     }
-    let mut named: Vec<(String, i64)> = Vec::new();
+    let mut named: HashMap<String, Vec<i64>> = HashMap::new();
     for row in query.fetch_all(pool).await? {
-        named.push((row.try_get("evidence_id")?, row.try_get("number")?));
+        named.entry(row.try_get("evidence_id")?).or_default().push(row.try_get("number")?);
     }
     rows.into_iter()
         .zip(ids)
         .map(|(row, id)| {
-            let pull_requests = named.iter().filter(|(of, _)| *of == id).map(|(_, n)| *n).collect();
+            let pull_requests = named.remove(&id).unwrap_or_default();
             evidence_row(id, &row, pull_requests)
         })
         .collect()

@@ -129,23 +129,20 @@ fn pull(linked: LinkedPullRequest) -> Pull {
 
 /// The board's columns, with the evidence about every card's pull requests read in one go.
 async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
-    let mut listed = Vec::new();
+    let mut items = Vec::new();
+    let mut counts = Vec::new();
     for state in STATES {
         let query = ListQuery { state: state.into(), page_size: 200, ..ListQuery::default() };
-        listed.push((state, web.work.list_items(caller, &query).await?.items));
+        let listed = web.work.list_items(caller, &query).await?.items;
+        counts.push((state, listed.len()));
+        items.extend(listed);
     }
-    let all: Vec<WorkItem> = listed.iter().flat_map(|(_, items)| items.iter().cloned()).collect();
-    let mut evidence = web.work.items_evidence(caller, &all).await?.into_iter();
-    Ok(listed
+    let evidence = web.work.items_evidence(caller, &items).await?;
+    let mut cards = items
         .into_iter()
-        .map(|(state, items)| Column {
-            state,
-            cards: items
-                .into_iter()
-                .map(|item| Card { item, pulls: evidence.next().unwrap_or_default().into_iter().map(pull).collect() })
-                .collect(),
-        })
-        .collect())
+        .zip(evidence)
+        .map(|(item, pulls)| Card { item, pulls: pulls.into_iter().map(pull).collect() });
+    Ok(counts.into_iter().map(|(state, count)| Column { state, cards: cards.by_ref().take(count).collect() }).collect())
 }
 
 /// `GET /work`.

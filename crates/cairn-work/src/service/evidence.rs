@@ -3,7 +3,7 @@
 //! against them with the pure algorithm of [`crate::status`], and [`Service::items_evidence`] finds the records about
 //! the pull requests items link to (for the web board, all its items at once).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cairn_store::work::evidence::{self, EvidenceRow};
 use cairn_store::work::{is_unique_violation, items};
@@ -250,8 +250,13 @@ impl Service {
     /// (`https://github.com/owner/name/pull/N`), in link order, each pull request once; the caller must be able to
     /// read the items' accounts. A couple of queries per account serve them all (a board of hundreds of items asks
     /// once, not once per pull request).
-    pub async fn items_evidence(&self, caller: &Caller, items: &[WorkItem]) -> Result<Vec<Vec<LinkedPullRequest>>, Error> {
-        let mut linked: Vec<Vec<LinkedPullRequest>> = items.iter().map(|item| linked_pull_requests(&item.links)).collect();
+    pub async fn items_evidence(
+        &self,
+        caller: &Caller,
+        items: &[WorkItem],
+    ) -> Result<Vec<Vec<LinkedPullRequest>>, Error> {
+        let mut linked: Vec<Vec<LinkedPullRequest>> =
+            items.iter().map(|item| linked_pull_requests(&item.links)).collect();
         let mut accounts: Vec<&str> = Vec::new();
         for (item, pulls) in items.iter().zip(&linked) {
             if !pulls.is_empty() && !accounts.contains(&item.account_id.as_str()) {
@@ -260,24 +265,26 @@ impl Service {
         }
         for account in accounts {
             self.check_access(caller, account, false).await?;
-            let mut asked: Vec<(String, i64)> = Vec::new();
-            for (item, pulls) in items.iter().zip(&linked) {
-                for pull in pulls.iter().filter(|_| item.account_id == account) {
-                    let key = (pull.repository.to_lowercase(), pull.number);
-                    if !asked.contains(&key) {
-                        asked.push(key);
-                    }
+            let asked: BTreeSet<(String, i64)> = items
+                .iter()
+                .zip(&linked)
+                .filter(|(item, _)| item.account_id == account)
+                .flat_map(|(_, pulls)| pulls.iter().map(|pull| (pull.repository.to_lowercase(), pull.number)))
+                .collect();
+            let asked: Vec<(String, i64)> = asked.into_iter().collect();
+            let rows = evidence::naming_pull_requests(self.store.pool(), account, &asked).await?;
+            // Each pull request's records, oldest first as the rows come.
+            let mut naming: HashMap<(&str, i64), Vec<RecordedEvidence>> = HashMap::new();
+            for row in &rows {
+                for number in &row.pull_requests {
+                    let record = RecordedEvidence { evidence: view(row), recorded_by: row.recorded_by.clone() };
+                    naming.entry((row.repository_key.as_str(), *number)).or_default().push(record);
                 }
             }
-            let rows = evidence::naming_pull_requests(self.store.pool(), account, &asked).await?;
             for (item, pulls) in items.iter().zip(&mut linked) {
                 for pull in pulls.iter_mut().filter(|_| item.account_id == account) {
                     let key = pull.repository.to_lowercase();
-                    pull.records = rows
-                        .iter()
-                        .filter(|row| row.repository_key == key && row.pull_requests.contains(&pull.number))
-                        .map(|row| RecordedEvidence { evidence: view(row), recorded_by: row.recorded_by.clone() })
-                        .collect();
+                    pull.records = naming.get(&(key.as_str(), pull.number)).cloned().unwrap_or_default();
                 }
             }
         }
