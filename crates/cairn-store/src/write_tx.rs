@@ -21,16 +21,15 @@ enum Inner {
     Writer(WriterTx),
 }
 
-/// A transaction on the SQLite writer.
+/// A transaction on the SQLite writer; the connection's transaction depth says whether it is still open.
 #[derive(Debug)]
 struct WriterTx {
     connection: OwnedMappedMutexGuard<Option<AnyConnection>, AnyConnection>,
-    open: bool,
 }
 
 impl Drop for WriterTx {
     fn drop(&mut self) {
-        if self.open {
+        if AnyTransactionManager::get_transaction_depth(&self.connection) > 0 {
             AnyTransactionManager::start_rollback(&mut self.connection);
         }
     }
@@ -44,18 +43,14 @@ impl WriteTx {
 
     /// A transaction the caller has begun on the SQLite writer `connection`.
     pub(crate) fn on_writer(connection: OwnedMappedMutexGuard<Option<AnyConnection>, AnyConnection>) -> WriteTx {
-        WriteTx(Inner::Writer(WriterTx { connection, open: true }))
+        WriteTx(Inner::Writer(WriterTx { connection }))
     }
 
     /// Commits the transaction.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         match self.0 {
             Inner::Pooled(tx) => tx.commit().await,
-            Inner::Writer(mut tx) => {
-                AnyTransactionManager::commit(&mut tx.connection).await?;
-                tx.open = false;
-                Ok(())
-            }
+            Inner::Writer(mut tx) => AnyTransactionManager::commit(&mut tx.connection).await,
         }
     }
 
@@ -63,11 +58,7 @@ impl WriteTx {
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
         match self.0 {
             Inner::Pooled(tx) => tx.rollback().await,
-            Inner::Writer(mut tx) => {
-                AnyTransactionManager::rollback(&mut tx.connection).await?;
-                tx.open = false;
-                Ok(())
-            }
+            Inner::Writer(mut tx) => AnyTransactionManager::rollback(&mut tx.connection).await,
         }
     }
 }
