@@ -20,6 +20,8 @@ mod start_workflow;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cairn_mcp::access::{Denied, Scope};
+use cairn_mcp::registry::{self, Registry, Surface, ToolEntry};
 use cairn_mcp::{envelope, roots};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -45,13 +47,29 @@ pub enum RootSource {
     },
 }
 
+/// What a tool that only reads needs.
+const READ: &[Scope] = &[Scope::DeepworkRead];
+/// What a tool that changes session state or writes review files needs.
+const WRITE: &[Scope] = &[Scope::DeepworkWrite];
+
+/// A [`ToolEntry`] for the tool module `$tool` needing `$needs`.
+macro_rules! tool {
+    ($tool:ident, $needs:expr) => {
+        ToolEntry {
+            tool: $tool::tool(),
+            needs: $needs,
+            call: |server, call| Box::pin($tool::call(server, call.args, call.context)),
+        }
+    };
+}
+
 /// The deepwork MCP server: the tool list and dispatch over a [`Deepwork`] service.
 #[derive(Debug, Clone)]
 pub struct DeepworkServer {
     service: Deepwork,
     roots: RootSource,
     instructions: Arc<str>,
-    tools: Arc<Vec<Tool>>,
+    registry: Arc<Registry<DeepworkServer>>,
 }
 
 impl DeepworkServer {
@@ -63,20 +81,20 @@ impl DeepworkServer {
         };
         service.prepare_project(&startup_root);
         let instructions = service.server_instructions(&startup_root).into();
-        let tools = Arc::new(vec![
-            get_workflows::tool(),
-            start_workflow::tool(),
-            finished_step::tool(),
-            abort_workflow::tool(),
-            go_to_step::tool(),
-            register_session_job::tool(),
-            get_session_job::tool(),
-            get_named_schemas::tool(),
-            get_review_instructions::tool(),
-            get_configured_reviews::tool(),
-            mark_review_as_passed::tool(),
-        ]);
-        DeepworkServer { service, roots, instructions, tools }
+        let registry = Arc::new(Registry::new(vec![
+            tool!(get_workflows, READ),
+            tool!(start_workflow, WRITE),
+            tool!(finished_step, WRITE),
+            tool!(abort_workflow, WRITE),
+            tool!(go_to_step, WRITE),
+            tool!(register_session_job, WRITE),
+            tool!(get_session_job, READ),
+            tool!(get_named_schemas, READ),
+            tool!(get_review_instructions, WRITE),
+            tool!(get_configured_reviews, READ),
+            tool!(mark_review_as_passed, WRITE),
+        ]));
+        DeepworkServer { service, roots, instructions, registry }
     }
 
     /// The project root for this call.
@@ -186,13 +204,13 @@ impl ServerHandler for DeepworkServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(registry::list_tools(self, &context))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.registry.get(name)
     }
 
     async fn call_tool(
@@ -200,22 +218,21 @@ impl ServerHandler for DeepworkServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments;
-        let result = match request.name.as_ref() {
-            "get_workflows" => get_workflows::call(self, args, &context).await,
-            "start_workflow" => start_workflow::call(self, args, &context).await,
-            "finished_step" => finished_step::call(self, args, &context).await,
-            "abort_workflow" => abort_workflow::call(self, args, &context).await,
-            "go_to_step" => go_to_step::call(self, args, &context).await,
-            "register_session_job" => register_session_job::call(self, args, &context).await,
-            "get_session_job" => get_session_job::call(self, args, &context).await,
-            "get_named_schemas" => get_named_schemas::call(self, args, &context).await,
-            "get_review_instructions" => get_review_instructions::call(self, args, &context).await,
-            "get_configured_reviews" => get_configured_reviews::call(self, args, &context).await,
-            "mark_review_as_passed" => mark_review_as_passed::call(self, args, &context).await,
-            other => envelope::error(format!("Unknown tool: '{other}'")),
-        };
-        Ok(result.into())
+        registry::call_tool(self, request, context).await
+    }
+}
+
+impl Surface for DeepworkServer {
+    fn registry(&self) -> &Registry<Self> {
+        &self.registry
+    }
+
+    fn unknown_tool(&self, name: &str) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope::error(format!("Unknown tool: '{name}'")))
+    }
+
+    fn refused(&self, denied: &Denied) -> CallToolResult {
+        envelope::error(format!("Error calling tool '{}': insufficient_scope: {denied}", denied.what))
     }
 }
 

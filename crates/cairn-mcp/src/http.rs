@@ -14,6 +14,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use crate::access::Access;
 use crate::drain::InFlight;
 use crate::sessions::DatabaseSessions;
 
@@ -61,7 +62,9 @@ where
     let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
     let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
     let in_flight = InFlight::new();
-    let router = in_flight.layer(axum::Router::new().nest_service(&options.path, service));
+    // A loopback server of one user: every call is the local user's (`cairn serve` attaches each caller's own).
+    let router = axum::Router::new().nest_service(&options.path, service).layer(axum::Extension(Access::local()));
+    let router = in_flight.layer(router);
     let listener = crate::listener::bind(options.addr).await?;
     let local = axum::serve::Listener::local_addr(&listener)?;
     tracing::info!("serving MCP over Streamable HTTP at http://{local}{}", options.path);

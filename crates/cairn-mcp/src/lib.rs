@@ -6,10 +6,13 @@
 //! continue an HTTP session another node started, and [`InFlight`] lets a stopping HTTP server finish the calls in
 //! flight. The helpers in [`envelope`] build the result shapes the
 //! specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on, and
-//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
+//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry. Each surface
+//! lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
+//! [`access::Access`] (its principal and token scopes, the same model on every surface) allows.
 //!
 //! This crate knows nothing about any surface's domain.
 
+pub mod access;
 pub mod args;
 pub mod describe;
 mod drain;
@@ -17,6 +20,7 @@ pub mod envelope;
 mod http;
 pub mod listener;
 pub mod roots;
+pub mod registry;
 mod sessions;
 mod sse;
 mod stdio;

@@ -121,6 +121,8 @@ pub enum Answer {
         comment: Option<String>,
         /// `mcp`, `web` or `cli`.
         decided_by: String,
+        /// Who decided: `Ada (person)`.
+        principal: String,
     },
     /// `advance_consensus`.
     Consensus {
@@ -505,8 +507,9 @@ impl Engine<'_> {
                     transition,
                     comment,
                     decided_by,
+                    principal,
                 },
-            ) => handback::human_answer(node, pending, transition, comment, decided_by),
+            ) => handback::human_answer(node, pending, transition, comment, decided_by, principal),
             (NodeType::Consensus, Answer::Consensus { responses }) => {
                 consensus::answer(self, node, pending, responses)
             }

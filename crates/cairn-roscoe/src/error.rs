@@ -122,6 +122,9 @@ pub enum Error {
     /// The input's shape is wrong (e.g. both `config` and `yaml`, or `to` equal to `from`).
     #[error("{0}")]
     InvalidInput(String),
+    /// The caller lacks a scope this needs (writing a workflow with `script` nodes needs `roscoe:exec`).
+    #[error("{0}")]
+    InsufficientScope(String),
 }
 
 fn not_found_message(id: &str, source: Option<Source>) -> String {
@@ -150,6 +153,7 @@ impl Error {
             Error::ConfirmRequired { .. } => "confirm_required",
             Error::Referenced { .. } => "referenced",
             Error::InvalidInput(_) => "invalid_input",
+            Error::InsufficientScope(_) => "insufficient_scope",
         }
     }
 

@@ -9,6 +9,9 @@
 //! and deletes workflow files in the repo and global [`sources`], and validates and lints them, returning plain
 //! result structs or an [`Error`] with the seed's codes.
 //!
+//! Every action is taken by an [`Actor`] (the principal behind the call, and whether it may make the server run
+//! `script` nodes); the facades record who did what and refuse scripts to those who may not run them.
+//!
 //! Runs have their own facade, [`Runs`] (in [`runs`]): it stores runs in the database (`cairn-store`), applies each
 //! event with the pure state machine [`engine::apply`] in one transaction with a version check, and carries out the
 //! effects the engine asks for (scripts, child runs), for the run tools and `test_workflow`.
@@ -24,6 +27,7 @@
 //! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the tools (one file each under
 //! `tools/`) and dispatches each call to one [`Service`] or [`Runs`] method; it is the only module that knows rmcp.
 
+mod actor;
 pub mod authoring_guide;
 pub mod clock;
 pub mod definition;
@@ -43,6 +47,7 @@ pub mod sources;
 pub mod tools;
 mod yaml_edit;
 
+pub use actor::Actor;
 pub use error::{Error, Referrer};
 pub use scope::Scope;
 pub use service::{

@@ -25,11 +25,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use cairn_store::audit::{self, AuditRow};
 use cairn_store::changes::Change;
 use cairn_store::runs::{self as rows, Connection, RunRow};
 use cairn_store::{Backend, Store};
 use serde_json::{Map, Value, json};
 
+use crate::actor::Actor;
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::{SystemEnv, now_ms};
 use crate::definition::{self, NodeType, Workflow};
@@ -46,6 +48,37 @@ use convert::{SnapshotCache, node_to_row, run_from_row, run_to_row};
 
 pub use test_runner::{TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
+
+/// Who a new run is started by, as its row keeps it.
+#[derive(Debug, Clone)]
+pub(crate) struct Starter {
+    /// `mcp`, `web`, `cli` or `test`.
+    pub(crate) origin: String,
+    /// The principal's name.
+    pub(crate) name: Option<String>,
+    /// Whether the run may run scripts.
+    pub(crate) exec_allowed: bool,
+}
+
+impl Starter {
+    /// The starter of a run `actor` starts.
+    pub(crate) fn of(actor: &Actor) -> Starter {
+        Starter { origin: actor.via.to_owned(), name: Some(actor.name.clone()), exec_allowed: actor.may_exec }
+    }
+}
+
+/// The audit subject of a run tree: `run:<root id>`.
+pub fn run_subject(root_run_id: &str) -> String {
+    format!("run:{root_run_id}")
+}
+
+/// The audit subject of workflow `id` in `scope`: `workflow:<project id or global>/<id>`.
+pub fn workflow_subject(scope: &Scope, id: &str) -> String {
+    match scope.project_id() {
+        "" => format!("workflow:global/{id}"),
+        project => format!("workflow:{project}/{id}"),
+    }
+}
 
 /// How long a running run's claim lasts without renewal.
 const LEASE_MS: i64 = 30_000;
@@ -185,17 +218,18 @@ impl Runs {
         self.inner.service.home()
     }
 
-    /// `start_workflow`: resolves and validates the workflow and its input, creates the run (`origin` = who
-    /// started it: `mcp`, `web`, `cli`) and drives it to its first pause or its end.
+    /// `start_workflow`: resolves and validates the workflow and its input, creates the run (started by `actor`,
+    /// through `actor.via`: `mcp`, `web`, `cli`) and drives it to its first pause or its end. A workflow with
+    /// `script` nodes needs an actor that may run scripts.
     pub async fn start_workflow(
         &self,
         scope: &Scope,
         id: &str,
         source: Option<Source>,
         input: Option<Value>,
-        origin: &str,
+        actor: &Actor,
     ) -> Result<Started, RunError> {
-        self.start_workflow_for(scope, id, source, input, origin, None).await
+        self.start_workflow_for(scope, id, source, input, actor, None).await
     }
 
     /// [`Runs::start_workflow`] for an MCP client named `client`: a workflow with fan-out nodes started by a host
@@ -206,15 +240,20 @@ impl Runs {
         id: &str,
         source: Option<Source>,
         input: Option<Value>,
-        origin: &str,
+        actor: &Actor,
         client: Option<&str>,
     ) -> Result<Started, RunError> {
         let prepared = self.prepare(scope, id, source)?;
-        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), origin, "user", None)?;
+        if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
+            return Err(RunError::user("insufficient_scope", actor.exec_refusal(&format!("workflow '{id}'"))));
+        }
+        let starter = Starter::of(actor);
+        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), &starter, "user", None)?;
         let host = view::host(client);
         row.host = Some(host.to_string());
         let run_id = row.id.clone();
         self.insert(&row).await?;
+        self.record(actor, "start", &run_subject(&run_id), json!({ "workflowId": prepared.workflow.id })).await?;
         self.drive(&run_id, Event::Start).await?;
         let mut result = self.result_for(&run_id, scope).await?;
         if prepared.workflow.nodes.iter().any(|n| n.kind.is_fanout()) {
@@ -248,8 +287,8 @@ impl Runs {
         self.result_for(&row.root_run_id, scope).await
     }
 
-    /// `advance_run` / `advance_consensus` / `advance_round_robin` / `advance_map` / `resume_run`: applies `answer`
-    /// to the pending step of the tree `run_id` belongs to.
+    /// `advance_run` / `advance_consensus` / `advance_round_robin` / `advance_map`: applies `answer` to the pending
+    /// step of the tree `run_id` belongs to.
     pub async fn advance(
         &self,
         scope: &Scope,
@@ -263,7 +302,41 @@ impl Runs {
         let notice = self
             .drive(&target, Event::Answer { node_id, answer })
             .await?;
-        let mut result = self.result_for(&row.root_run_id, scope).await?;
+        self.answered(&row.root_run_id, scope, notice).await
+    }
+
+    /// `resume_run`: `actor`'s choice of `transition` at the pending human step of the tree `run_id` belongs to,
+    /// recorded with who made it.
+    pub async fn resume(
+        &self,
+        scope: &Scope,
+        run_id: &str,
+        node_id: Option<String>,
+        transition: String,
+        comment: Option<String>,
+        actor: &Actor,
+    ) -> Result<AdvanceResult, RunError> {
+        let row = self.load_scoped(scope, run_id).await?;
+        self.detect_lost(&row.root_run_id).await?;
+        let target = self.pending_owner(&row.root_run_id).await?;
+        let detail = json!({ "nodeId": node_id, "transition": transition, "comment": comment });
+        let answer =
+            Answer::Human { transition, comment, decided_by: actor.via.to_owned(), principal: actor.name.clone() };
+        let notice = self.drive(&target, Event::Answer { node_id, answer }).await?;
+        if notice.is_none() {
+            self.record(actor, "decide", &run_subject(&row.root_run_id), detail).await?;
+        }
+        self.answered(&row.root_run_id, scope, notice).await
+    }
+
+    /// The tree's result after an answer, carrying the answer's notice (recorded but not accepted) if it had one.
+    async fn answered(
+        &self,
+        root_run_id: &str,
+        scope: &Scope,
+        notice: Option<Rejection>,
+    ) -> Result<AdvanceResult, RunError> {
+        let mut result = self.result_for(root_run_id, scope).await?;
         if let Some(notice) = notice {
             result.error = Some(notice.message);
             result.code = Some(notice.code.to_owned());
@@ -279,19 +352,40 @@ impl Runs {
         scope: &Scope,
         run_id: &str,
         reason: Option<String>,
+        actor: &Actor,
     ) -> Result<AdvanceResult, RunError> {
         let row = self.load_scoped(scope, run_id).await?;
         self.detect_lost(&row.root_run_id).await?;
-        self.cancel_tree(&row.root_run_id, reason).await?;
+        self.cancel_tree(&row.root_run_id, reason.clone()).await?;
+        self.record(actor, "cancel", &run_subject(&row.root_run_id), json!({ "reason": reason })).await?;
         self.result_for(&row.root_run_id, scope).await
     }
 
     /// `retry_run`: re-drives a failed or cancelled top-level run from the node it stopped at.
-    pub async fn retry_run(&self, scope: &Scope, run_id: &str) -> Result<AdvanceResult, RunError> {
+    pub async fn retry_run(&self, scope: &Scope, run_id: &str, actor: &Actor) -> Result<AdvanceResult, RunError> {
         let row = self.load_scoped(scope, run_id).await?;
         self.detect_lost(&row.root_run_id).await?;
+        self.record(actor, "retry", &run_subject(&row.root_run_id), json!({ "runId": run_id })).await?;
         self.drive(run_id, Event::Retry).await?;
         self.result_for(&row.root_run_id, scope).await
+    }
+
+    /// Records that `actor` did `action` to `subject` (`audit_events`): run actions here, workflow writes for the
+    /// adapters that make them.
+    pub async fn record(&self, actor: &Actor, action: &str, subject: &str, detail: Value) -> Result<(), RunError> {
+        let now = now_ms();
+        let row = AuditRow {
+            id: format!("{now:013}-{}", crate::clock::new_id()),
+            ts: now,
+            principal_id: actor.principal_id.clone(),
+            principal: actor.name.clone(),
+            via: actor.via.to_owned(),
+            action: action.to_owned(),
+            subject: subject.to_owned(),
+            detail: detail.to_string(),
+        };
+        audit::record(self.inner.store.pool(), &row).await?;
+        Ok(())
     }
 
     /// `list_runs`: the caller's project's runs, newest first (test runs never).
@@ -328,7 +422,8 @@ impl Runs {
         let row = rows::get_run(&mut conn, run_id).await?.ok_or_else(RunError::not_found)?;
         let children = rows::child_run_ids(&mut conn, run_id).await?;
         let nodes = rows::node_runs(&mut conn, run_id).await?;
-        Ok(view::history(&row, children, &nodes))
+        let actions = audit::for_subject(&mut *conn, &run_subject(&row.root_run_id)).await?;
+        Ok(view::history(&row, children, &nodes, &actions))
     }
 
     /// `get_workflow_diagram` with `run_id`: the run's snapshotted workflow with each node's latest status.
@@ -493,6 +588,15 @@ impl Runs {
                         let mock = self.mock_for(mocks, &outcome.run, &job.node_id).await?;
                         let result = match mock {
                             Some(mock) => test_runner::script_result(&mock, &job.success_codes),
+                            None if !outcome.run.exec_allowed => ScriptResult {
+                                spawn_error: Some(
+                                    "this run was started by a principal without the roscoe:exec scope, so it runs \
+                                     no `script` node; start it with a token that has roscoe:exec"
+                                        .into(),
+                                ),
+                                attempts: 1,
+                                ..ScriptResult::default()
+                            },
                             None => self.run_script(&outcome.run, &job).await,
                         };
                         queue.push_back((
@@ -707,7 +811,8 @@ impl Runs {
             }
         })?;
         let input = Value::Object(job.inputs.clone());
-        let mut row = self.new_run_row(&scope, &prepared, Some(&input), &parent.source, &parent.kind, Some(parent))?;
+        let starter = Starter { origin: parent.source.clone(), name: parent.started_by.clone(), exec_allowed: parent.exec_allowed };
+        let mut row = self.new_run_row(&scope, &prepared, Some(&input), &starter, &parent.kind, Some(parent))?;
         row.id = job.child_run_id.clone();
         row.parent_node_run_id = Some(job.node_run_id.clone());
         self.insert(&row).await
@@ -776,7 +881,7 @@ impl Runs {
         scope: &Scope,
         prepared: &Prepared,
         input: Option<&Value>,
-        origin: &str,
+        starter: &Starter,
         kind: &str,
         parent: Option<&Run>,
     ) -> Result<RunRow, RunError> {
@@ -800,7 +905,7 @@ impl Runs {
             workflow_path: prepared.path.clone(),
             workflow_dir: prepared.dir.clone(),
             workflow_snapshot: convert::snapshot(&prepared.config, &prepared.models),
-            source: origin.to_owned(),
+            source: starter.origin.clone(),
             kind: kind.to_owned(),
             status: RunStatus::Running.as_str().to_owned(),
             current_node_id: None,
@@ -824,6 +929,8 @@ impl Runs {
             started_at: now,
             completed_at: None,
             updated_at: now,
+            started_by: starter.name.clone(),
+            exec_allowed: starter.exec_allowed,
             version: 0,
         })
     }

@@ -14,10 +14,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::actor::Actor;
 use crate::authoring_guide::{
     ConfigError, ConfigFile, Models, WorkflowSchemaInfo, load_models, workflow_schema_info,
 };
-use crate::definition::{self, Diagnostic, Options, Severity, Stage};
+use crate::definition::{self, Diagnostic, NodeType, Options, Severity, Stage};
 use crate::diagram::{Diagram, diagram};
 use crate::error::{Error, Referrer};
 use crate::files::{copy_tree, move_tree, write_atomic};
@@ -391,7 +392,7 @@ impl Service {
     }
 
     /// Validates `text` for id `id` (schema + integrity + lint); the lint warnings, or the writer error.
-    fn check(&self, sources: &Sources, text: &str, id: &str) -> Result<Vec<LintWarning>, Error> {
+    fn check(&self, sources: &Sources, text: &str, id: &str, actor: &Actor) -> Result<Vec<LintWarning>, Error> {
         too_large(text)?;
         let mut ids = self.ids(sources)?;
         ids.insert(id.to_owned());
@@ -405,11 +406,13 @@ impl Service {
                 calls: Some(self.calls(sources)?),
             },
         );
-        if validation.is_valid() {
-            Ok(warnings(&validation.diagnostics))
-        } else {
-            Err(invalid(&validation.diagnostics))
+        if !validation.is_valid() {
+            return Err(invalid(&validation.diagnostics));
         }
+        if let Some(workflow) = &validation.workflow {
+            allow_scripts(workflow, id, actor)?;
+        }
+        Ok(warnings(&validation.diagnostics))
     }
 
     fn ids(&self, sources: &Sources) -> Result<BTreeSet<String>, Error> {
@@ -519,6 +522,7 @@ impl Service {
         id: &str,
         body: &Body,
         source: Option<Source>,
+        actor: &Actor,
     ) -> Result<Created, Error> {
         check_id(id)?;
         let sources = self.sources(scope);
@@ -532,7 +536,7 @@ impl Service {
             });
         }
         let text = body.text(id)?;
-        let warnings = self.check(&sources, &text, id)?;
+        let warnings = self.check(&sources, &text, id, actor)?;
         fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, &e))?;
         let path = sources.new_path(source, id)?;
         write_atomic(&path, &text).map_err(|e| Error::io("write", &path, &e))?;
@@ -551,11 +555,12 @@ impl Service {
         id: &str,
         body: &Body,
         source: Option<Source>,
+        actor: &Actor,
     ) -> Result<Updated, Error> {
         let sources = self.sources(scope);
         let located = sources.resolve(id, source)?;
         let text = body.text(id)?;
-        let warnings = self.check(&sources, &text, id)?;
+        let warnings = self.check(&sources, &text, id, actor)?;
         write_atomic(&located.path, &text).map_err(|e| Error::io("write", &located.path, &e))?;
         Ok(Updated {
             ok: true,
@@ -1068,6 +1073,14 @@ fn flatten(referrers: Vec<FileRefs>) -> Vec<Referrer> {
         .collect()
 }
 
+/// Refuses workflow `id` when it has `script` nodes and `actor` may not make the server run scripts.
+pub(crate) fn allow_scripts(workflow: &definition::Workflow, id: &str, actor: &Actor) -> Result<(), Error> {
+    if !actor.may_exec && workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
+        return Err(Error::InsufficientScope(actor.exec_refusal(&format!("workflow '{id}'"))));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1120,7 +1133,7 @@ mod tests {
 
         fn create(&self, id: &str, text: &str, source: Option<Source>) -> Created {
             self.service
-                .create_workflow(&self.scope, id, &Body::Yaml(text.into()), source)
+                .create_workflow(&self.scope, id, &Body::Yaml(text.into()), source, &Actor::local("mcp"))
                 .unwrap()
         }
     }
@@ -1167,20 +1180,20 @@ mod tests {
         let s = &env.service;
         let body = Body::Yaml(CHILD.into());
         assert_eq!(
-            code(s.create_workflow(&env.scope, "../evil", &body, None)),
+            code(s.create_workflow(&env.scope, "../evil", &body, None, &Actor::local("mcp"))),
             "invalid_id"
         );
         assert_eq!(
-            code(s.create_workflow(&Scope::Global, "child", &body, Some(Source::Repo))),
+            code(s.create_workflow(&Scope::Global, "child", &body, Some(Source::Repo), &Actor::local("mcp"))),
             "no_repo_source"
         );
         assert_eq!(
-            code(s.create_workflow(&env.scope, "child", &Body::Yaml("name: [".into()), None)),
+            code(s.create_workflow(&env.scope, "child", &Body::Yaml("name: [".into()), None, &Actor::local("mcp"))),
             "invalid_config"
         );
         let broken = CHILD.replace("success: $end", "success: nowhere");
         let err = s
-            .create_workflow(&env.scope, "child", &Body::Yaml(broken), None)
+            .create_workflow(&env.scope, "child", &Body::Yaml(broken), None, &Actor::local("mcp"))
             .unwrap_err();
         assert_eq!(err.as_code(), "integrity_error");
         assert!(
@@ -1193,7 +1206,7 @@ mod tests {
 
         env.create("child", CHILD, None);
         let err = s
-            .create_workflow(&env.scope, "child", &body, None)
+            .create_workflow(&env.scope, "child", &body, None, &Actor::local("mcp"))
             .unwrap_err();
         assert_eq!(err.as_code(), "conflict");
         assert_eq!(
@@ -1212,7 +1225,7 @@ mod tests {
         });
         let created = env
             .service
-            .create_workflow(&env.scope, "fromjson", &Body::Config(config), None)
+            .create_workflow(&env.scope, "fromjson", &Body::Config(config), None, &Actor::local("mcp"))
             .unwrap();
         let got = env
             .service
@@ -1337,7 +1350,7 @@ mod tests {
         let new = CHILD.replace("echo hi", "echo bye");
         let updated = env
             .service
-            .update_workflow(&env.scope, "child", &Body::Yaml(new.clone()), None)
+            .update_workflow(&env.scope, "child", &Body::Yaml(new.clone()), None, &Actor::local("mcp"))
             .unwrap();
         assert!(updated.ok);
         assert_eq!(fs::read_to_string(&updated.path).unwrap(), new);
@@ -1345,7 +1358,7 @@ mod tests {
         assert_eq!(
             code(
                 env.service
-                    .update_workflow(&env.scope, "child", &broken, None)
+                    .update_workflow(&env.scope, "child", &broken, None, &Actor::local("mcp"))
             ),
             "integrity_error"
         );
@@ -1353,7 +1366,7 @@ mod tests {
         assert_eq!(
             code(
                 env.service
-                    .update_workflow(&env.scope, "ghost", &Body::Yaml(CHILD.into()), None)
+                    .update_workflow(&env.scope, "ghost", &Body::Yaml(CHILD.into()), None, &Actor::local("mcp"))
             ),
             "not_found"
         );
@@ -1362,7 +1375,8 @@ mod tests {
                 &env.scope,
                 "child",
                 &Body::Yaml("name: other\ninitial: step\nnodes: {}\n".into()),
-                None
+                None,
+                &Actor::local("mcp"),
             )),
             "invalid_config"
         );

@@ -22,6 +22,7 @@ pub use convert::{
     ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Stage, StageFailure, Staged,
 };
 
+use crate::actor::Actor;
 use crate::error::Error;
 use crate::front_matter;
 use crate::scope::Scope;
@@ -124,8 +125,9 @@ impl Service {
         &self,
         scope: &Scope,
         request: &FinalizeRequest,
+        actor: &Actor,
     ) -> Result<Staged<Converted>, Error> {
-        convert::finalize(self, scope, request)
+        convert::finalize(self, scope, request, actor)
     }
 }
 

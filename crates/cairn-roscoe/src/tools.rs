@@ -53,7 +53,9 @@ mod validate_workflow;
 use std::future::Future;
 use std::sync::Arc;
 
+use cairn_mcp::access::{Access, Denied, Scope as Needs};
 use cairn_mcp::envelope;
+use cairn_mcp::registry::{self, Registry, Surface, ToolEntry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -65,6 +67,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::actor::Actor;
 use crate::error::Error;
 use crate::runs::{RunError, Runs};
 use crate::scope::Scope;
@@ -83,53 +86,71 @@ consensus: advance_consensus; round_robin: advance_round_robin; map: advance_map
 user with its validTransitions as a numbered list, and resume_run called only with the user's own choice — never \
 autonomously. Check a workflow on mocks with test_workflow. Errors are JSON `{ error, code }`: branch on `code`.";
 
+/// What a tool that only reads needs.
+const READ: &[Needs] = &[Needs::RoscoeRead];
+/// What a tool that writes workflow files needs (a workflow with a `script` node needs `roscoe:exec` too).
+const WRITE: &[Needs] = &[Needs::RoscoeWrite];
+/// What a tool that starts or moves runs needs (starting one that runs scripts needs `roscoe:exec` too).
+const RUN: &[Needs] = &[Needs::RoscoeRun];
+
+/// A [`ToolEntry`] for the tool module `$tool` needing `$needs`; its handler takes the arguments (`args`) or the
+/// whole [`registry::Call`] (`call`).
+macro_rules! tool {
+    ($tool:ident, $needs:expr, args) => {
+        ToolEntry { tool: $tool::tool(), needs: $needs, call: |server, call| Box::pin($tool::call(server, call.args)) }
+    };
+    ($tool:ident, $needs:expr, call) => {
+        ToolEntry { tool: $tool::tool(), needs: $needs, call: |server, call| Box::pin($tool::call(server, call)) }
+    };
+}
+
 /// The roscoe MCP server: the tool list and dispatch over a [`Service`] (workflows) and [`Runs`] (runs).
 #[derive(Debug, Clone)]
 pub struct RoscoeServer {
     service: Service,
     runs: Runs,
-    tools: Arc<Vec<Tool>>,
+    registry: Arc<Registry<RoscoeServer>>,
 }
 
 impl RoscoeServer {
     /// A server over `service` (whose home holds the global source and `roscoe.yaml`) and `runs` (the database).
     pub fn new(service: Service, runs: Runs) -> Self {
-        let tools = Arc::new(vec![
-            list_workflows::tool(),
-            get_workflow::tool(),
-            create_workflow::tool(),
-            update_workflow::tool(),
-            delete_workflow::tool(),
-            list_workflow_references::tool(),
-            move_workflow::tool(),
-            duplicate_workflow::tool(),
-            rename_workflow::tool(),
-            get_workflow_schema::tool(),
-            validate_workflow::tool(),
-            lint_workflow::tool(),
-            get_workflow_diagram::tool(),
-            start_workflow::tool(),
-            get_run_status::tool(),
-            advance_run::tool(),
-            advance_consensus::tool(),
-            advance_round_robin::tool(),
-            advance_map::tool(),
-            resume_run::tool(),
-            cancel_run::tool(),
-            retry_run::tool(),
-            list_runs::tool(),
-            get_run_history::tool(),
-            test_workflow::tool(),
-            list_skills::tool(),
-            convert_skill::tool(),
-            finalize_skill_conversion::tool(),
-            list_docs::tool(),
-            get_doc::tool(),
-            search_docs::tool(),
-            ask_docs::tool(),
-            answer_docs::tool(),
-        ]);
-        RoscoeServer { service, runs, tools }
+        let registry = Arc::new(Registry::new(vec![
+            tool!(list_workflows, READ, args),
+            tool!(get_workflow, READ, args),
+            tool!(create_workflow, WRITE, call),
+            tool!(update_workflow, WRITE, call),
+            tool!(delete_workflow, WRITE, call),
+            tool!(list_workflow_references, READ, args),
+            tool!(move_workflow, WRITE, call),
+            tool!(duplicate_workflow, WRITE, call),
+            tool!(rename_workflow, WRITE, call),
+            tool!(get_workflow_schema, READ, args),
+            tool!(validate_workflow, READ, args),
+            tool!(lint_workflow, READ, args),
+            tool!(get_workflow_diagram, READ, args),
+            tool!(start_workflow, RUN, call),
+            tool!(get_run_status, READ, args),
+            tool!(advance_run, RUN, args),
+            tool!(advance_consensus, RUN, args),
+            tool!(advance_round_robin, RUN, args),
+            tool!(advance_map, RUN, args),
+            tool!(resume_run, RUN, call),
+            tool!(cancel_run, RUN, call),
+            tool!(retry_run, RUN, call),
+            tool!(list_runs, READ, args),
+            tool!(get_run_history, READ, args),
+            tool!(test_workflow, RUN, call),
+            tool!(list_skills, READ, args),
+            tool!(convert_skill, READ, args),
+            tool!(finalize_skill_conversion, WRITE, call),
+            tool!(list_docs, READ, args),
+            tool!(get_doc, READ, args),
+            tool!(search_docs, READ, args),
+            tool!(ask_docs, READ, args),
+            tool!(answer_docs, READ, args),
+        ]));
+        RoscoeServer { service, runs, registry }
     }
 
     /// Resolves the scope and runs `operation` on a blocking thread; the result or the `isError` error object.
@@ -138,19 +159,62 @@ impl RoscoeServer {
         T: Serialize + Send + 'static,
         F: FnOnce(&Service, &Scope) -> Result<T, Error> + Send + 'static,
     {
+        match self.on_scope(scope, operation).await {
+            Ok((value, _)) => success(value),
+            Err(body) => failure(body),
+        }
+    }
+
+    /// [`RoscoeServer::run`] for a workflow write by the caller of `access`: the operation gets its [`Actor`], and
+    /// a write that succeeded is recorded as `action` on workflow `id`.
+    async fn write<T, F>(&self, access: &Access, action: &'static str, id: &str, scope: ScopeArgs, operation: F) -> CallToolResult
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Service, &Scope, &Actor) -> Result<T, Error> + Send + 'static,
+    {
+        let actor = actor(access);
+        let acting = actor.clone();
+        match self.on_scope(scope, move |service, scope| operation(service, scope, &acting)).await {
+            Ok((value, scope)) => {
+                let subject = crate::runs::workflow_subject(&scope, id);
+                let changed = value.get("ok") != Some(&Value::Bool(false)) && value.get("rolledBack") != Some(&Value::Bool(true));
+                if changed && let Err(error) = self.runs.record(&actor, action, &subject, json!({})).await {
+                    tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {}", error.message);
+                }
+                success(value)
+            }
+            Err(body) => failure(body),
+        }
+    }
+
+    /// Resolves the scope and runs `operation` on a blocking thread: its result as JSON and the scope, or the error
+    /// object.
+    async fn on_scope<T, F>(&self, scope: ScopeArgs, operation: F) -> Result<(Value, Scope), Value>
+    where
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Service, &Scope) -> Result<T, Error> + Send + 'static,
+    {
         let service = self.service.clone();
         let outcome = tokio::task::spawn_blocking(move || {
             let scope = Scope::resolve(scope.cwd.as_deref(), scope.global)?;
-            operation(&service, &scope)
+            operation(&service, &scope).map(|value| (value, scope))
         })
         .await;
         match outcome {
-            Ok(Ok(value)) => success(serde_json::to_value(value).expect("tool results serialize")),
-            Ok(Err(error)) => failure(error.body()),
-            Err(join) => {
-                failure(json!({ "error": format!("internal error: {join}"), "code": "internal" }))
-            }
+            Ok(Ok((value, scope))) => Ok((serde_json::to_value(value).expect("tool results serialize"), scope)),
+            Ok(Err(error)) => Err(error.body()),
+            Err(join) => Err(json!({ "error": format!("internal error: {join}"), "code": "internal" })),
         }
+    }
+}
+
+/// The [`Actor`] of a call by `access` over MCP.
+fn actor(access: &Access) -> Actor {
+    Actor {
+        via: "mcp",
+        principal_id: access.principal_id.clone(),
+        name: access.name.clone(),
+        may_exec: access.holds(Needs::RoscoeExec),
     }
 }
 
@@ -342,13 +406,13 @@ impl ServerHandler for RoscoeServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.as_ref().clone()))
+        Ok(registry::list_tools(self, &context))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.registry.get(name)
     }
 
     async fn call_tool(
@@ -356,47 +420,21 @@ impl ServerHandler for RoscoeServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let args = request.arguments;
-        let client = context.peer.peer_info().map(|info| info.client_info.name.clone());
-        let result = match request.name.as_ref() {
-            "list_workflows" => list_workflows::call(self, args).await,
-            "get_workflow" => get_workflow::call(self, args).await,
-            "create_workflow" => create_workflow::call(self, args).await,
-            "update_workflow" => update_workflow::call(self, args).await,
-            "delete_workflow" => delete_workflow::call(self, args).await,
-            "list_workflow_references" => list_workflow_references::call(self, args).await,
-            "move_workflow" => move_workflow::call(self, args).await,
-            "duplicate_workflow" => duplicate_workflow::call(self, args).await,
-            "rename_workflow" => rename_workflow::call(self, args).await,
-            "get_workflow_schema" => get_workflow_schema::call(self, args).await,
-            "validate_workflow" => validate_workflow::call(self, args).await,
-            "lint_workflow" => lint_workflow::call(self, args).await,
-            "get_workflow_diagram" => get_workflow_diagram::call(self, args).await,
-            "start_workflow" => start_workflow::call(self, args, client).await,
-            "get_run_status" => get_run_status::call(self, args).await,
-            "advance_run" => advance_run::call(self, args).await,
-            "advance_consensus" => advance_consensus::call(self, args).await,
-            "advance_round_robin" => advance_round_robin::call(self, args).await,
-            "advance_map" => advance_map::call(self, args).await,
-            "resume_run" => resume_run::call(self, args).await,
-            "cancel_run" => cancel_run::call(self, args).await,
-            "retry_run" => retry_run::call(self, args).await,
-            "list_runs" => list_runs::call(self, args).await,
-            "get_run_history" => get_run_history::call(self, args).await,
-            "test_workflow" => test_workflow::call(self, args).await,
-            "list_skills" => list_skills::call(self, args).await,
-            "convert_skill" => convert_skill::call(self, args).await,
-            "finalize_skill_conversion" => finalize_skill_conversion::call(self, args).await,
-            "list_docs" => list_docs::call(self, args).await,
-            "get_doc" => get_doc::call(self, args).await,
-            "search_docs" => search_docs::call(self, args).await,
-            "ask_docs" => ask_docs::call(self, args).await,
-            "answer_docs" => answer_docs::call(self, args).await,
-            other => envelope::error(format!(
-                "Unknown tool: '{other}'. Call tools/list to see the roscoe tools."
-            )),
-        };
-        Ok(result.into())
+        registry::call_tool(self, request, context).await
+    }
+}
+
+impl Surface for RoscoeServer {
+    fn registry(&self) -> &Registry<Self> {
+        &self.registry
+    }
+
+    fn unknown_tool(&self, name: &str) -> Result<CallToolResult, ErrorData> {
+        Ok(envelope::error(format!("Unknown tool: '{name}'. Call tools/list to see the roscoe tools.")))
+    }
+
+    fn refused(&self, denied: &Denied) -> CallToolResult {
+        failure(json!({ "error": format!("{denied}; ask for a token that has them"), "code": "insufficient_scope" }))
     }
 }
 
@@ -411,7 +449,7 @@ mod tests {
         let service = Service::new(home.path());
         let server = RoscoeServer::new(service.clone(), Runs::new(store, service));
         let docs = ["list_docs", "get_doc", "search_docs", "ask_docs", "answer_docs"];
-        for tool in server.tools.iter() {
+        for tool in server.registry.entries().iter().map(|e| &e.tool) {
             let props = tool.input_schema.get("properties").and_then(Value::as_object);
             if docs.contains(&tool.name.as_ref()) {
                 assert!(props.is_none_or(|p| !p.contains_key("cwd") && !p.contains_key("global")), "{}", tool.name);

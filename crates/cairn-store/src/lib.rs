@@ -11,8 +11,9 @@
 //!
 //! SQL lives only in this crate: each surface gets a module of typed queries here, and its domain code never writes
 //! SQL of its own. [`changes`] tells live views what changed (LISTEN/NOTIFY on Postgres); [`sessions`] keeps MCP
-//! sessions so that any node sharing the database can continue them.
+//! sessions so that any node sharing the database can continue them; [`audit`] records who did what.
 
+pub mod audit;
 pub mod batch;
 pub mod changes;
 pub mod dialect;

@@ -164,6 +164,8 @@ mod tests {
             started_at: 1,
             completed_at: None,
             updated_at: 1,
+            started_by: None,
+            exec_allowed: true,
             version: 0,
         }
     }

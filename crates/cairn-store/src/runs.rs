@@ -94,6 +94,10 @@ pub struct RunRow {
     pub completed_at: Option<i64>,
     /// Epoch ms.
     pub updated_at: i64,
+    /// The principal that started it (`Ada (person)`), as its audit entries name it; `None` before that was kept.
+    pub started_by: Option<String>,
+    /// Whether it may run `script` nodes: its starter held `roscoe:exec` (a child inherits its parent's).
+    pub exec_allowed: bool,
     /// Bumped by every change.
     pub version: i64,
 }
@@ -193,7 +197,8 @@ const RUN_COLUMNS: &str = "id, project_id, project_root, root_run_id, parent_run
     workflow_id, workflow_name, workflow_description, workflow_source, workflow_path, workflow_dir, workflow_snapshot, \
     source, kind, status, current_node_id, pending_step, awaiting_child_run_id, input, context, output, error, \
     error_code, host, owner_pid, lease_expires_at, attempt, total_cost_usd, metered_cost_usd, \
-    subscription_equiv_cost_usd, billing_mode, input_tokens, output_tokens, started_at, completed_at, updated_at, version";
+    subscription_equiv_cost_usd, billing_mode, input_tokens, output_tokens, started_at, completed_at, updated_at, \
+    started_by, exec_allowed, version";
 
 const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_type, status, iteration, attempts, \
     phase, phase_state, model, input, output, error, event, warnings, child_run_id, started_at, completed_at, \
@@ -227,11 +232,9 @@ impl Store {
 /// Inserts a new run (its `version` as given, normally 0).
 pub async fn insert_run(conn: &mut Connection, run: &RunRow) -> Result<(), Error> {
     // Audited: the statement is built from this module's constant column list only.
-    let sql = format!(
-        "INSERT INTO workflow_runs ({RUN_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-         $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35, \
-         $36, $37, $38, $39)"
-    );
+    let count = RUN_COLUMNS.split(", ").count();
+    let values: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
+    let sql = format!("INSERT INTO workflow_runs ({RUN_COLUMNS}) VALUES ({})", values.join(", "));
     bind_run(sqlx::query(AssertSqlSafe(sql)), run).execute(conn).await?;
     Ok(())
 }
@@ -245,7 +248,8 @@ pub async fn update_run(conn: &mut Connection, run: &RunRow, expected: i64) -> R
         .skip(1)
         .map(|(i, column)| format!("{column} = ${}", i + 1))
         .collect();
-    let sql = format!("UPDATE workflow_runs SET {} WHERE id = $1 AND version = $40", sets.join(", "));
+    let expected_at = RUN_COLUMNS.split(", ").count() + 1;
+    let sql = format!("UPDATE workflow_runs SET {} WHERE id = $1 AND version = ${expected_at}", sets.join(", "));
     let done = bind_run(sqlx::query(AssertSqlSafe(sql)), run).bind(expected).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
@@ -293,6 +297,8 @@ fn bind_run<'q>(
         .bind(r.started_at)
         .bind(r.completed_at)
         .bind(r.updated_at)
+        .bind(&r.started_by)
+        .bind(i64::from(r.exec_allowed))
         .bind(r.version)
 }
 
@@ -336,6 +342,8 @@ fn run_from(row: &AnyRow) -> Result<RunRow, sqlx::Error> {
         started_at: row.try_get("started_at")?,
         completed_at: row.try_get("completed_at")?,
         updated_at: row.try_get("updated_at")?,
+        started_by: row.try_get("started_by")?,
+        exec_allowed: row.try_get::<i64, _>("exec_allowed")? != 0,
         version: row.try_get("version")?,
     })
 }
@@ -641,6 +649,8 @@ mod tests {
             started_at,
             completed_at: None,
             updated_at: started_at,
+            started_by: None,
+            exec_allowed: true,
             version: 0,
         }
     }

@@ -1,5 +1,6 @@
 //! The work surface's tables: typed queries for accounts, principals and tokens ([`accounts`]), decision spaces and
-//! documents ([`decisions`]), work items and their event log ([`items`]) and merged / rolled evidence ([`evidence`]).
+//! documents ([`decisions`]), work items and their event log ([`items`]), merged / rolled evidence ([`evidence`]) and
+//! the web UI's sign-ins ([`signins`]).
 //!
 //! Every function takes the executor first (the pool for reads, a [`Store::begin_write`](crate::Store::begin_write)
 //! transaction for changes) and returns plain rows; deciding what a change means is the work crate's job, not this
@@ -12,6 +13,7 @@ pub mod accounts;
 pub mod decisions;
 pub mod evidence;
 pub mod items;
+pub mod signins;
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use axum::Router;
+use axum::middleware;
 use cairn_mcp::{DatabaseSessions, InFlight};
 use cairn_deepwork::{Deepwork, DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
@@ -14,6 +15,7 @@ use crate::host_check::{self, AllowedHosts};
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
+use crate::access::{self, Gate};
 use crate::{api, early_close, health, pages, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
@@ -36,6 +38,9 @@ pub struct App {
     pub deepwork: Option<DeepworkProject>,
     /// `Host` names accepted besides loopback (for a server bound to another interface).
     pub extra_allowed_hosts: Vec<String>,
+    /// Whether every route but the open ones needs a credential even on loopback (`--require-auth`). A server
+    /// that answers other host names, or listens beyond loopback, always needs one.
+    pub require_auth: bool,
 }
 
 impl App {
@@ -44,6 +49,7 @@ impl App {
     pub fn router(&self, stopping: &CancellationToken, closing: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
         let runs = cairn_roscoe::Runs::new(self.store.clone(), self.roscoe.clone());
+        let required = self.require_auth || !self.extra_allowed_hosts.is_empty();
         let web = Web {
             store: self.store.clone(),
             roscoe: self.roscoe.clone(),
@@ -51,7 +57,7 @@ impl App {
             work: cairn_work::Service::new(self.store.clone()),
             deepwork: self.deepwork.clone(),
             csrf: Csrf::new(),
-            loopback_only: self.extra_allowed_hosts.is_empty(),
+            require_auth: required,
             shutdown: stopping.clone(),
         };
         let mut router = Router::new()
@@ -67,6 +73,7 @@ impl App {
                 ),
             )
             .merge(health::routes(self.store.clone()))
+            .merge(access::metadata_routes())
             .merge(work_mcp::routes(self.store.clone(), &self.extra_allowed_hosts, closing));
         if let Some(project) = &self.deepwork {
             let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
@@ -80,13 +87,18 @@ impl App {
                 ),
             );
         }
+        let gate = Gate { work: cairn_work::Service::new(self.store.clone()), required };
+        let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
         early_close::layer(host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts)))
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
     /// lets every call in flight finish (for up to [`cairn_mcp::DRAIN_LIMIT`]), ends the MCP streams and closes the
     /// database.
-    pub async fn serve(self, addr: SocketAddr) -> std::io::Result<()> {
+    ///
+    /// A server listening beyond loopback requires credentials whatever `require_auth` says.
+    pub async fn serve(mut self, addr: SocketAddr) -> std::io::Result<()> {
+        self.require_auth |= !addr.ip().is_loopback();
         let stopping = CancellationToken::new();
         let closing = CancellationToken::new();
         let in_flight = InFlight::new();
@@ -97,8 +109,14 @@ impl App {
         tracing::info!("cairn serve listening on http://{local}");
         tracing::info!("  web UI         http://{local}/  (REST API under /api, /api/openapi.json)");
         tracing::info!("  roscoe tools   http://{local}/roscoe/mcp");
+        tracing::info!("  work tools     http://{local}/mcp  (bearer tokens: cairn work token create)");
         if let Some(project) = &self.deepwork {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
+        }
+        if self.require_auth || !self.extra_allowed_hosts.is_empty() {
+            tracing::info!("  every route but /healthz, assets and sign-in needs a token or a sign-in");
+        } else {
+            tracing::info!("  loopback only: callers without a token act as the local person (--require-auth to change)");
         }
         let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing.clone()));
         let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;

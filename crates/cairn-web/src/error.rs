@@ -46,6 +46,7 @@ impl From<cairn_roscoe::Error> for ApiError {
     fn from(error: cairn_roscoe::Error) -> ApiError {
         let status = match error.as_code() {
             "not_found" => StatusCode::NOT_FOUND,
+            "insufficient_scope" => StatusCode::FORBIDDEN,
             "conflict" | "referenced" => StatusCode::CONFLICT,
             "io_error" => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::BAD_REQUEST,
@@ -59,6 +60,7 @@ impl From<RunError> for ApiError {
         let status = match error.code.as_str() {
             _ if error.internal => StatusCode::INTERNAL_SERVER_ERROR,
             "not_found" | "workflow_not_found" => StatusCode::NOT_FOUND,
+            "insufficient_scope" => StatusCode::FORBIDDEN,
             "terminal" | "not_paused" | "not_running" | "not_retryable" | "stale_step" | "wrong_tool" => {
                 StatusCode::CONFLICT
             }

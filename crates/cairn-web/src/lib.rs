@@ -15,6 +15,7 @@
 //! pages act as the principal signed in with a work token (`pages/signin.rs`); errors
 //! keep each surface's codes (`error.rs`); `server.json` in `$CAIRN_HOME` tells run URLs where the server is.
 
+pub mod access;
 mod api;
 mod app;
 mod csrf;

@@ -10,6 +10,8 @@ mod docs;
 mod runs;
 mod sessions;
 mod signin;
+
+pub(crate) use signin::cookie_attributes;
 mod work;
 mod workflows;
 
@@ -21,6 +23,10 @@ use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
 
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+
+use crate::access::Principal;
 use crate::csrf::Browser;
 use crate::error::ApiError;
 use crate::state::Web;
@@ -69,27 +75,65 @@ pub(crate) struct Layout {
     pub(crate) csrf: String,
     /// Whether `--project` gives a DeepWork sessions page.
     pub(crate) has_sessions: bool,
-    /// Whether the browser carries a work sign-in (the header offers to sign out).
-    pub(crate) signed_in: bool,
+    /// Who the browser is signed in as (`Ada (person)`; the header offers to sign out), `None` when it is not.
+    pub(crate) signed_in: Option<String>,
     /// The browser's CSRF cookie, set on the response when new.
     browser: Browser,
 }
 
 impl Layout {
-    /// The layout of a page in workspace `ws` at `uri`.
-    pub(crate) async fn new(web: &Web, headers: &HeaderMap, uri: &Uri, ws: &Workspace) -> Result<Layout, PageError> {
-        let browser = web.csrf.browser(headers);
+    /// The layout of the page `visit` asks for, in workspace `ws`.
+    pub(crate) async fn new(web: &Web, visit: &Visit, ws: &Workspace) -> Result<Layout, PageError> {
+        let browser = web.csrf.browser(&visit.headers);
         Ok(Layout {
             project: ws.key.clone(),
             workspace_name: ws.name.clone(),
             projects: workspace::projects(web).await?,
-            path: uri.path().to_owned(),
+            path: visit.uri.path().to_owned(),
             csrf: web.csrf.token(&browser),
             has_sessions: web.deepwork.is_some(),
-            signed_in: signin::signed_in_token(headers).is_some(),
+            signed_in: visit.principal.as_ref().and_then(|p| p.signed_in_as()).map(str::to_owned),
             browser,
         })
     }
+}
+
+/// One request for a page: its headers, its URI, and who asks (as the access gate found it; `None` on an open
+/// page of a browser that has not signed in).
+#[derive(Debug, Clone)]
+pub(crate) struct Visit {
+    /// The request's headers (cookies, for CSRF).
+    pub(crate) headers: HeaderMap,
+    /// The request's URI.
+    pub(crate) uri: Uri,
+    /// Who asks.
+    pub(crate) principal: Option<Principal>,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Visit {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Visit, Self::Rejection> {
+        Ok(Visit {
+            headers: parts.headers.clone(),
+            uri: parts.uri.clone(),
+            principal: parts.extensions.get::<Principal>().cloned(),
+        })
+    }
+}
+
+impl Visit {
+    /// The roscoe actor of a form: who is signed in (or the local person where no sign-in is needed).
+    pub(crate) fn actor(&self) -> Result<cairn_roscoe::Actor, PageError> {
+        self.principal.as_ref().map(Principal::actor).ok_or_else(|| {
+            PageError(ApiError::roscoe(StatusCode::UNAUTHORIZED, "unauthenticated", "sign in at /signin first"))
+        })
+    }
+}
+
+/// An HTML error page with `status`, `code` and `message` (for refusals made before a handler runs).
+pub(crate) fn refusal_page(status: StatusCode, code: &str, message: &str) -> Response {
+    PageError(ApiError::roscoe(status, code, message)).into_response()
 }
 
 /// Renders `page` as the HTML response, setting the CSRF cookie when it is new.

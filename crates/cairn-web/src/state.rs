@@ -23,8 +23,9 @@ pub(crate) struct Web {
     pub(crate) deepwork: Option<DeepworkProject>,
     /// Signs and checks form tokens.
     pub(crate) csrf: Csrf,
-    /// True when only loopback hosts may address the server: then the web UI's work pages act as the local person.
-    pub(crate) loopback_only: bool,
+    /// Whether pages need a sign-in (a server reachable beyond loopback, or `--require-auth`); without it, a
+    /// browser that has not signed in acts as the local person.
+    pub(crate) require_auth: bool,
     /// Cancelled at shutdown, so live streams end and the server can stop.
     pub(crate) shutdown: CancellationToken,
 }

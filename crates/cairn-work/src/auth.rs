@@ -12,6 +12,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use cairn_mcp::access::Access;
+
 use crate::error::Error;
 
 /// What a principal is. Only a person may mark done what someone else holds, or claim what was handed to another.
@@ -52,75 +54,12 @@ impl fmt::Display for Kind {
     }
 }
 
-/// One scope a token may hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Scope {
-    /// Use the MCP endpoint for reading.
-    McpRead,
-    /// Use the MCP endpoint for changes.
-    McpWrite,
-    /// Read decisions data (spaces, documents, work items, evidence).
-    DecisionsRead,
-    /// Change decisions data.
-    DecisionsWrite,
-}
+pub use cairn_mcp::access::Scope;
 
-impl Scope {
-    /// Every scope, in display order.
-    pub const ALL: [Scope; 4] = [Scope::McpRead, Scope::McpWrite, Scope::DecisionsRead, Scope::DecisionsWrite];
-    /// What a tool that only reads needs.
-    pub const READ: [Scope; 2] = [Scope::McpRead, Scope::DecisionsRead];
-    /// What a tool that changes something needs.
-    pub const WRITE: [Scope; 2] = [Scope::McpWrite, Scope::DecisionsWrite];
-
-    /// `mcp:read`, `mcp:write`, `decisions:read` or `decisions:write`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::McpRead => "mcp:read",
-            Scope::McpWrite => "mcp:write",
-            Scope::DecisionsRead => "decisions:read",
-            Scope::DecisionsWrite => "decisions:write",
-        }
-    }
-
-    /// Parses one scope name.
-    pub fn parse(text: &str) -> Result<Scope, Error> {
-        Scope::ALL.into_iter().find(|s| s.as_str() == text).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "scope '{text}' is not one of mcp:read, mcp:write, decisions:read, decisions:write"
-            ))
-        })
-    }
-
-    /// Parses scopes separated by commas and/or spaces (at least one), sorted and de-duplicated.
-    pub fn parse_list(text: &str) -> Result<Vec<Scope>, Error> {
-        let mut scopes = text
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|s| !s.is_empty())
-            .map(Scope::parse)
-            .collect::<Result<Vec<_>, _>>()?;
-        scopes.sort();
-        scopes.dedup();
-        if scopes.is_empty() {
-            return Err(Error::InvalidArgument("give at least one scope".into()));
-        }
-        Ok(scopes)
-    }
-
-    /// `mcp:read, decisions:read`.
-    pub fn join(scopes: &[Scope]) -> String {
-        scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-    }
-
-    /// The scope this one implies (`X:write` implies `X:read`).
-    fn implied(self) -> Option<Scope> {
-        match self {
-            Scope::McpWrite => Some(Scope::McpRead),
-            Scope::DecisionsWrite => Some(Scope::DecisionsRead),
-            _ => None,
-        }
-    }
-}
+/// What a work tool that only reads needs.
+pub const WORK_READ: [Scope; 2] = [Scope::McpRead, Scope::DecisionsRead];
+/// What a work tool that changes something needs.
+pub const WORK_WRITE: [Scope; 2] = [Scope::McpWrite, Scope::DecisionsWrite];
 
 /// The authenticated caller of one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +79,7 @@ pub struct Caller {
 impl Caller {
     /// Whether the token holds `scope`, directly or through the write scope that implies it.
     pub fn holds(&self, scope: Scope) -> bool {
-        self.scopes.iter().any(|held| *held == scope || held.implied() == Some(scope))
+        cairn_mcp::access::holds_all(&self.scopes, &[scope])
     }
 
     /// Ok when the token holds every scope of `needed`, else `insufficient_scope` naming `tool`.
@@ -154,6 +93,11 @@ impl Caller {
     /// `Ada (person)`: how results name who did something.
     pub fn label(&self) -> String {
         format!("{} ({})", self.display_name, self.kind)
+    }
+
+    /// The same caller in the terms every surface understands.
+    pub fn access(&self) -> Access {
+        Access { principal_id: self.principal_id.clone(), name: self.label(), scopes: self.scopes.clone() }
     }
 
     /// Whether the caller is a person.
@@ -257,10 +201,9 @@ mod tests {
 
     #[test]
     fn scopes_parse_imply_and_name_what_is_missing() {
-        assert_eq!(Scope::parse_list("decisions:read, mcp:read mcp:read").unwrap(), Scope::READ.to_vec());
-        assert!(Scope::parse_list("admin").is_err() && Scope::parse_list(" ").is_err());
-        assert!(caller(&Scope::WRITE).require("work_list", &Scope::READ).is_ok());
-        let err = caller(&Scope::READ).require("work_update", &Scope::WRITE).unwrap_err();
+        assert_eq!(Scope::parse_list("decisions:read, mcp:read mcp:read").unwrap(), WORK_READ.to_vec());
+        assert!(caller(&WORK_WRITE).require("work_list", &WORK_READ).is_ok());
+        let err = caller(&WORK_READ).require("work_update", &WORK_WRITE).unwrap_err();
         assert_eq!(
             err.to_string(),
             "work_update needs scopes mcp:write, decisions:write; this token has mcp:read, decisions:read"

@@ -22,12 +22,12 @@ mod text;
 mod time;
 pub mod tools;
 
-pub use auth::{Caller, Kind, Scope};
+pub use auth::{Caller, Kind, Scope, WORK_READ, WORK_WRITE};
 pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
     Document, DocumentSummary, Evidence, EvidenceInput, ItemList, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
-    Service, Space,
+    SIGN_IN_TTL_MS, Service, SignIn, Space,
 };
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

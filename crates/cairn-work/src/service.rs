@@ -6,12 +6,14 @@
 //! - [`admin`](Service::create_account): accounts, tokens and memberships for the CLI, and authentication;
 //! - decisions: spaces and documents with every version kept;
 //! - items: create, claim, update, hand off and list work items (compare-and-swap on the item's version);
-//! - evidence: merged / rolled records and `work_status`.
+//! - evidence: merged / rolled records and `work_status`;
+//! - sign-ins: the web UI's browser sign-ins, kept on the server.
 
 mod admin;
 mod decisions;
 mod evidence;
 mod items;
+mod signins;
 
 use std::sync::Arc;
 
@@ -28,6 +30,7 @@ pub use admin::NewToken;
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
 pub use items::{ItemList, ListQuery};
+pub use signins::{SIGN_IN_TTL_MS, SignIn};
 
 /// How often a change is retried when another writer changed the same row first (Postgres; SQLite serializes).
 const ATTEMPTS: usize = 8;

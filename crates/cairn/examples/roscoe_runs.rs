@@ -60,7 +60,7 @@ async fn main() {
     let mut starts = Vec::new();
     for round in 0..runs_to_time + 1 {
         let began = Instant::now();
-        let started = runs.start_workflow(&scope, "linear", None, None, "cli").await.expect("start");
+        let started = runs.start_workflow(&scope, "linear", None, None, &cairn_roscoe::Actor::local("cli")).await.expect("start");
         let elapsed = began.elapsed();
         let run_id = started.result.run_id.clone();
         for step in 1..NODES {

@@ -33,7 +33,8 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
-    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/deepwork/mcp` with `--project`) and `/healthz`.
+    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API, the web UI
+    /// and `/healthz`.
     Serve(serve_cli::ServeArgs),
     /// The Roscoe-compatible workflow server (same commands as `roscoe`).
     Roscoe {

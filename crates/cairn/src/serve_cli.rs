@@ -23,9 +23,14 @@ pub struct ServeArgs {
     /// Database URL (`sqlite://PATH` or `postgres://…`). Default: the SQLite file `$CAIRN_HOME/cairn.db`.
     #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL")]
     pub database_url: Option<String>,
-    /// A `Host` name to accept besides loopback (repeatable), e.g. the name of a reverse proxy.
+    /// A `Host` name to accept besides loopback (repeatable), e.g. the name of a reverse proxy. A server that
+    /// answers other names needs a token (or a sign-in) on every route but /healthz, assets and sign-in.
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
+    /// Require a token (or a browser sign-in) on every route but /healthz, assets and sign-in even on loopback.
+    /// Always on when the server listens beyond loopback or answers other host names.
+    #[arg(long, env = "CAIRN_REQUIRE_AUTH", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true", default_value = "false")]
+    pub require_auth: bool,
 }
 
 /// Runs `cairn serve`.
@@ -45,6 +50,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         roscoe: cairn_roscoe::Service::new(home),
         deepwork,
         extra_allowed_hosts: args.allowed_hosts,
+        require_auth: args.require_auth,
     };
     app.serve(args.addr).await.with_context(|| format!("cannot serve on {}", args.addr))
 }

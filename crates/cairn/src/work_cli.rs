@@ -167,7 +167,7 @@ async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
             print(json!({"account_id": account, "principal_id": principal_id, "role": role}));
         }
         WorkCommand::Token { command: TokenCommand::Create { account, principal, kind, scopes, expires } } => {
-            let scopes = Scope::parse_list(&scopes)?;
+            let scopes = Scope::parse_list(&scopes).map_err(anyhow::Error::msg)?;
             let expires_at = expires.as_deref().map(expiry).transpose()?;
             if account == "acc_local" {
                 service.local_caller(Kind::Agent).await?;

@@ -147,6 +147,7 @@ pub(super) fn human_answer(
     transition: String,
     comment: Option<String>,
     decided_by: String,
+    principal: String,
 ) -> Result<Step, Rejection> {
     let valid = &pending.valid_transitions;
     let given = transition.trim();
@@ -167,7 +168,7 @@ pub(super) fn human_answer(
             .with("validTransitions", json!(valid))
         })?;
     let allow_comment = node.config.get("allowComment").and_then(Value::as_bool).unwrap_or(true);
-    let mut output = json!({ "choice": choice, "decidedBy": decided_by });
+    let mut output = json!({ "choice": choice, "decidedBy": decided_by, "principal": principal });
     if let Some(comment) = comment.filter(|_| allow_comment) {
         output["comment"] = json!(comment);
     }

@@ -190,6 +190,11 @@ pub struct Run {
     pub source: String,
     /// `user` or `test`.
     pub kind: String,
+    /// The principal that started it (a subworkflow run: its parent's starter).
+    pub started_by: Option<String>,
+    /// Whether it may run `script` nodes (its starter held `roscoe:exec`); the engine carries it, the runs layer
+    /// acts on it.
+    pub exec_allowed: bool,
     /// Status.
     pub status: RunStatus,
     /// The node the run is at (after a failure: the node that failed).

@@ -43,6 +43,8 @@ fn run(yaml: &str, input: Value) -> Run {
         workflow_dir: "/wf".into(),
         source: "mcp".into(),
         kind: "user".into(),
+        started_by: None,
+        exec_allowed: true,
         status: RunStatus::Running,
         current_node: None,
         pending: None,
@@ -138,7 +140,7 @@ fn the_step_cap_stops_an_endless_human_loop() {
     let mut r = check(&run(yaml, json!({})), Event::Start).run;
     let human = |t: &str| Event::Answer {
         node_id: None,
-        answer: Answer::Human { transition: t.into(), comment: None, decided_by: "mcp".into() },
+        answer: Answer::Human { transition: t.into(), comment: None, decided_by: "mcp".into(), principal: "local person".into() },
     };
     for _ in 0..MAX_STEPS - 1 {
         r = check(&r, human("again")).run;
@@ -178,13 +180,13 @@ fn rejected_answers_leave_the_run_untouched() {
     let human_yaml = "name: h\ninitial: ask\nnodes:\n  ask:\n    type: human\n    config: { prompt: go? }\n    transitions: { approve: $end, deny: $fail }\n";
     let h = check(&run(human_yaml, json!({})), Event::Start).run;
     assert_eq!(apply(&h, respond("yes"), &mut TestEnv { next: 0 }).unwrap_err().code, "wrong_tool");
-    let bad = Event::Answer { node_id: None, answer: Answer::Human { transition: "maybe".into(), comment: None, decided_by: "mcp".into() } };
+    let bad = Event::Answer { node_id: None, answer: Answer::Human { transition: "maybe".into(), comment: None, decided_by: "mcp".into(), principal: "local person".into() } };
     let err = apply(&h, bad, &mut TestEnv { next: 0 }).unwrap_err();
     assert_eq!(err.code, "invalid_transition");
     assert_eq!(err.extra["validTransitions"], json!(["approve", "deny"]));
-    let done = check(&h, Event::Answer { node_id: Some("ask".into()), answer: Answer::Human { transition: "APPROVE".into(), comment: Some("ok".into()), decided_by: "mcp".into() } });
+    let done = check(&h, Event::Answer { node_id: Some("ask".into()), answer: Answer::Human { transition: "APPROVE".into(), comment: Some("ok".into()), decided_by: "mcp".into(), principal: "local person".into() } });
     assert_eq!(done.run.status, RunStatus::Completed);
-    assert_eq!(done.run.output, Some(json!({ "choice": "approve", "comment": "ok", "decidedBy": "mcp" })));
+    assert_eq!(done.run.output, Some(json!({ "choice": "approve", "comment": "ok", "decidedBy": "mcp", "principal": "local person" })));
     assert_eq!(apply(&done.run, respond("x"), &mut TestEnv { next: 0 }).unwrap_err().code, "terminal");
 }
 

@@ -93,6 +93,8 @@ pub(crate) fn run_from_row(
         workflow_dir: row.workflow_dir.clone(),
         source: row.source.clone(),
         kind: row.kind.clone(),
+        started_by: row.started_by.clone(),
+        exec_allowed: row.exec_allowed,
         status,
         current_node: row.current_node_id.clone(),
         pending,

@@ -13,7 +13,8 @@ use cairn_store::runs as rows;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{Prepared, RunError, Runs, view};
+use super::{Prepared, RunError, Runs, Starter, view};
+use crate::actor::Actor;
 use crate::definition::{self, NodeType};
 use crate::engine::{Answer, Event, PendingStep, RunStatus, ScriptResult};
 use crate::scope::Scope;
@@ -94,7 +95,7 @@ enum Next {
 
 impl Runs {
     /// `test_workflow`.
-    pub async fn test_workflow(&self, scope: &Scope, request: TestRequest) -> Result<TestOutcome, RunError> {
+    pub async fn test_workflow(&self, scope: &Scope, request: TestRequest, actor: &Actor) -> Result<TestOutcome, RunError> {
         let timeout = request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !(1..=MAX_TIMEOUT_MS).contains(&timeout) {
             return Ok(TestOutcome::failure("invalid_input", "`timeout_ms` must be between 1 and 600000"));
@@ -108,7 +109,14 @@ impl Runs {
             Ok(prepared) => prepared,
             Err(outcome) => return Ok(*outcome),
         };
-        let row = match self.new_run_row(scope, &prepared, request.input.as_ref(), "test", "test", None) {
+        let unmocked_script =
+            prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script && !mocks.contains_key(&n.id));
+        if unmocked_script && !actor.may_exec {
+            let what = format!("workflow '{}'", prepared.workflow.id);
+            return Ok(TestOutcome::failure("insufficient_scope", format!("{}, or mock them", actor.exec_refusal(&what))));
+        }
+        let starter = Starter { origin: "test".into(), name: Some(actor.name.clone()), exec_allowed: actor.may_exec };
+        let row = match self.new_run_row(scope, &prepared, request.input.as_ref(), &starter, "test", None) {
             Ok(row) => row,
             Err(error) => return Ok(TestOutcome::failure(&error.code, error.message)),
         };
@@ -351,8 +359,14 @@ fn next(step: &PendingStep, mock: Option<&Value>) -> Next {
                 transition: m.get("transition").map(text).unwrap_or_default(),
                 comment: m.get("comment").map(text),
                 decided_by: "test".into(),
+                principal: "test mock".into(),
             },
-            other => Answer::Human { transition: text(other), comment: None, decided_by: "test".into() },
+            other => Answer::Human {
+                transition: text(other),
+                comment: None,
+                decided_by: "test".into(),
+                principal: "test mock".into(),
+            },
         },
         "consensus" => {
             let responses = match step.consensus_phase.as_deref() {

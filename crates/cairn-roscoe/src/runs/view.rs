@@ -1,5 +1,6 @@
 //! The shapes run tools return (seed "AdvanceResult shape", "Run observability"; §9.1, §13.4), built from rows.
 
+use cairn_store::audit::AuditRow;
 use cairn_store::runs::{NodeRunRow, RunListRow, RunRow};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -109,6 +110,9 @@ pub struct History {
     pub run: Value,
     /// Its top-level node runs in execution order, children nested.
     pub nodes: Vec<Value>,
+    /// Who did what to its tree, oldest first: `{ at, action, principal, via, detail }` for each start, human
+    /// decision, cancel and retry.
+    pub actions: Vec<Value>,
 }
 
 /// The run of `tree` that owns the pending step: the root, or down its `awaiting_child` chain.
@@ -238,6 +242,7 @@ pub(crate) fn run_value(row: &RunRow, children: Vec<String>) -> Value {
         "startedAt": rfc3339(row.started_at),
         "completedAt": row.completed_at.map(rfc3339),
         "source": row.source,
+        "startedBy": row.started_by,
         "workflowSource": row.workflow_source,
         "kind": row.kind,
         "context": context,
@@ -291,9 +296,21 @@ pub(crate) fn node_values(nodes: &[NodeRunRow]) -> Vec<Value> {
         .collect()
 }
 
-pub(crate) fn history(row: &RunRow, children: Vec<String>, nodes: &[NodeRunRow]) -> History {
+pub(crate) fn history(row: &RunRow, children: Vec<String>, nodes: &[NodeRunRow], actions: &[AuditRow]) -> History {
     History {
         run: run_value(row, children),
         nodes: node_values(nodes),
+        actions: actions
+            .iter()
+            .map(|a| {
+                json!({
+                    "at": rfc3339(a.ts),
+                    "action": a.action,
+                    "principal": a.principal,
+                    "via": a.via,
+                    "detail": serde_json::from_str::<Value>(&a.detail).unwrap_or(Value::Null),
+                })
+            })
+            .collect(),
     }
 }

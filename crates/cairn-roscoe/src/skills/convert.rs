@@ -20,7 +20,8 @@ use crate::definition;
 use crate::error::Error;
 use crate::files::write_atomic;
 use crate::scope::Scope;
-use crate::service::{Body, LintWarning, Service, Subject};
+use crate::actor::Actor;
+use crate::service::{Body, LintWarning, Service, Subject, allow_scripts};
 use crate::sources::{MAX_FILE_BYTES, Source, Sources, check_id};
 use crate::yaml_edit::replace_scalar;
 
@@ -257,8 +258,9 @@ pub(super) fn finalize(
     service: &Service,
     scope: &Scope,
     request: &FinalizeRequest,
+    actor: &Actor,
 ) -> Result<Staged<Converted>, Error> {
-    Ok(match finalize_staged(service, scope, request) {
+    Ok(match finalize_staged(service, scope, request, actor) {
         Ok(converted) => Staged::Done(converted),
         Err(failure) => Staged::Failed(*failure),
     })
@@ -268,6 +270,7 @@ fn finalize_staged(
     service: &Service,
     scope: &Scope,
     request: &FinalizeRequest,
+    actor: &Actor,
 ) -> Result<Converted, Box<StageFailure>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
@@ -330,6 +333,10 @@ fn finalize_staged(
         .with_output(completion);
         failure.details = validated.errors;
         return fail(failure);
+    }
+    if let Some(workflow) = definition::validate(&text, &definition::Options::default()).workflow {
+        allow_scripts(&workflow, id, actor)
+            .map_err(|e| StageFailure::from_error(Stage::Validate, &e).with_output(completion))?;
     }
     let warnings = service
         .lint_workflow(scope, &subject)

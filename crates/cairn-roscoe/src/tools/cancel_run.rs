@@ -1,6 +1,7 @@
 //! `cancel_run`: stops a run and its whole subworkflow tree, killing running scripts.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
@@ -25,14 +26,15 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("cancel_run", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("cancel_run", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
+    let actor = super::actor(call.access);
     server
         .run_runs(params.scope(), move |runs, scope| async move {
-            runs.cancel_run(&scope, &params.run_id, params.reason).await
+            runs.cancel_run(&scope, &params.run_id, params.reason, &actor).await
         })
         .await
 }

@@ -1,6 +1,7 @@
 //! `create_workflow`: validate (schema + integrity) and write a new workflow file.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 use crate::service::Body;
@@ -34,16 +35,17 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("create_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("create_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let source = source(params.source);
+    let scope = params.scope();
     server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "create_workflow", &params.id.clone(), scope, move |service, scope, actor| {
             let body = Body::from_inputs(params.config, params.yaml)?;
-            service.create_workflow(scope, &params.id, &body, source)
+            service.create_workflow(scope, &params.id, &body, source, actor)
         })
         .await
 }

@@ -1,6 +1,7 @@
 //! `delete_workflow`: delete a workflow file and its assets; needs `confirm: true`, refuses while referenced.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 
@@ -30,8 +31,8 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("delete_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("delete_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
@@ -40,8 +41,9 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         params.confirm == Some(true),
         params.force == Some(true),
     );
+    let scope = params.scope();
     server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "delete_workflow", &params.id.clone(), scope, move |service, scope, _| {
             service.delete_workflow(scope, &params.id, source, confirm, force)
         })
         .await

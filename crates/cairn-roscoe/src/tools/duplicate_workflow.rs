@@ -1,6 +1,7 @@
 //! `duplicate_workflow`: copy a workflow (and its assets) to a new id, rewriting its `name`.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 
@@ -29,14 +30,15 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("duplicate_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("duplicate_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let (from, to) = (source(params.source), source(params.to_source));
+    let scope = params.scope();
     server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "duplicate_workflow", &params.to_id.clone(), scope, move |service, scope, _| {
             service.duplicate_workflow(scope, &params.id, from, &params.to_id, to)
         })
         .await

@@ -1,7 +1,8 @@
 //! `finalize_skill_conversion`: step 2 of a skill import — extract the workflow from the host's completion, validate
 //! it, copy the skill's `scripts/` beside it and write it.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use crate::skills::FinalizeRequest;
 
@@ -38,8 +39,8 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("finalize_skill_conversion", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("finalize_skill_conversion", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
@@ -50,10 +51,11 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         source: source(params.source),
         overwrite: params.overwrite.unwrap_or(false),
     };
+    let scope = params.scope();
     staged(
         server
-            .run(params.scope(), move |service, scope| {
-                service.finalize_skill_conversion(scope, &request)
+            .write(call.access, "finalize_skill_conversion", &params.id, scope, move |service, scope, actor| {
+                service.finalize_skill_conversion(scope, &request, actor)
             })
             .await,
     )

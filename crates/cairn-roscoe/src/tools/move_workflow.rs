@@ -1,6 +1,7 @@
 //! `move_workflow`: move a workflow (and its assets) between the global and the repo source.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use crate::sources::Source;
 
@@ -28,14 +29,15 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("move_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("move_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let (to, from) = (Source::from(params.to), source(params.from));
+    let scope = params.scope();
     server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "move_workflow", &params.id.clone(), scope, move |service, scope, _| {
             service.move_workflow(scope, &params.id, to, from)
         })
         .await

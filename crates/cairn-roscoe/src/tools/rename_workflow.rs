@@ -1,6 +1,7 @@
 //! `rename_workflow`: rename a workflow's file stem and `name`, rewriting its referrers (all or nothing).
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 
@@ -31,8 +32,8 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("rename_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("rename_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
@@ -40,8 +41,9 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         source(params.source),
         params.rewrite_references != Some(false),
     );
+    let scope = params.scope();
     let mut result = server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "rename_workflow", &params.new_id.clone(), scope, move |service, scope, _| {
             service.rename_workflow(scope, &params.id, &params.new_id, source, cascade)
         })
         .await;

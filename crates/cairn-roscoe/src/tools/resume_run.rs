@@ -1,9 +1,9 @@
 //! `resume_run`: a human's choice at a pending human step — never to be made by the AI itself.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
-use crate::engine::Answer;
 
 super::scoped_params! {
     /// `resume_run` arguments.
@@ -33,17 +33,16 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("resume_run", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("resume_run", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let scope = params.scope();
-    let answer =
-        Answer::Human { transition: params.transition, comment: params.comment, decided_by: "mcp".into() };
+    let actor = super::actor(call.access);
     server
         .run_runs(scope, move |runs, scope| async move {
-            runs.advance(&scope, &params.run_id, params.node_id, answer).await
+            runs.resume(&scope, &params.run_id, params.node_id, params.transition, params.comment, &actor).await
         })
         .await
 }

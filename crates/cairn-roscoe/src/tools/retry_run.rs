@@ -1,6 +1,7 @@
 //! `retry_run` (tool 32): re-drives a failed or cancelled run from the node it stopped at.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
@@ -23,14 +24,15 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("retry_run", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("retry_run", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
+    let actor = super::actor(call.access);
     server
         .run_runs(params.scope(), move |runs, scope| async move {
-            runs.retry_run(&scope, &params.run_id).await
+            runs.retry_run(&scope, &params.run_id, &actor).await
         })
         .await
 }

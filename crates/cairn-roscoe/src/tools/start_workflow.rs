@@ -1,6 +1,7 @@
 //! `start_workflow`: starts a run and drives it to its first pause (a pendingStep) or its end.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
@@ -33,15 +34,17 @@ pub(crate) fn tool() -> Tool {
 }
 
 /// Runs the tool; `client` is the MCP client's name (for the host hint).
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>, client: Option<String>) -> CallToolResult {
-    let params = match parse::<Params>("start_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let client = call.context.peer.peer_info().map(|info| info.client_info.name.clone());
+    let params = match parse::<Params>("start_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let source = source(params.source);
+    let actor = super::actor(call.access);
     server
         .run_runs(params.scope(), move |runs, scope| async move {
-            runs.start_workflow_for(&scope, &params.id, source, params.input, "mcp", client.as_deref()).await
+            runs.start_workflow_for(&scope, &params.id, source, params.input, &actor, client.as_deref()).await
         })
         .await
 }

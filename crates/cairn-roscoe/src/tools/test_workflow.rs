@@ -1,6 +1,7 @@
 //! `test_workflow`: runs a workflow end to end on mocks, in the real engine and database, then deletes the run.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
@@ -50,8 +51,8 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("test_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("test_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
@@ -65,7 +66,8 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         mocks: params.mocks,
         timeout_ms: params.timeout_ms,
     };
+    let actor = super::actor(call.access);
     server
-        .run_runs(scope, move |runs, scope| async move { runs.test_workflow(&scope, request).await })
+        .run_runs(scope, move |runs, scope| async move { runs.test_workflow(&scope, request, &actor).await })
         .await
 }

@@ -1,6 +1,7 @@
 //! `update_workflow`: validate and replace an existing workflow's contents.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 use crate::service::Body;
@@ -33,16 +34,17 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("update_workflow", args) {
+pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("update_workflow", call.args) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let source = source(params.source);
+    let scope = params.scope();
     server
-        .run(params.scope(), move |service, scope| {
+        .write(call.access, "update_workflow", &params.id.clone(), scope, move |service, scope, actor| {
             let body = Body::from_inputs(params.config, params.yaml)?;
-            service.update_workflow(scope, &params.id, &body, source)
+            service.update_workflow(scope, &params.id, &body, source, actor)
         })
         .await
 }

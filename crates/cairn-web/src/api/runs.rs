@@ -8,7 +8,6 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use cairn_roscoe::engine::Answer;
 use cairn_roscoe::runs::ListRuns;
 use futures::Stream;
 use serde::{Deserialize, Serialize};
@@ -16,6 +15,7 @@ use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
 use super::workflows::{ProjectQuery, SourceArg};
+use crate::access::Principal;
 use crate::error::ApiError;
 use crate::live::Watcher;
 use crate::state::Web;
@@ -183,12 +183,13 @@ pub(crate) async fn events(
         (status = 404, body = Object)))]
 pub(crate) async fn start(
     State(web): State<Web>,
+    principal: Principal,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<StartBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let started =
-        web.runs.start_workflow(&ws.scope, &body.workflow_id, body.source.map(Into::into), body.input, "web").await?;
+    let (source, actor) = (body.source.map(Into::into), principal.actor());
+    let started = web.runs.start_workflow(&ws.scope, &body.workflow_id, source, body.input, &actor).await?;
     Ok((StatusCode::CREATED, json(started)))
 }
 
@@ -198,13 +199,14 @@ pub(crate) async fn start(
         (status = 409, body = Object)))]
 pub(crate) async fn resume(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<ResumeBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let answer = Answer::Human { transition: body.transition, comment: body.comment, decided_by: "web".into() };
-    Ok(json(web.runs.advance(&ws.scope, &id, body.node_id, answer).await?))
+    let actor = principal.actor();
+    Ok(json(web.runs.resume(&ws.scope, &id, body.node_id, body.transition, body.comment, &actor).await?))
 }
 
 /// Cancels the run's whole tree (`cancel_run`).
@@ -213,13 +215,14 @@ pub(crate) async fn resume(
         (status = 409, body = Object)))]
 pub(crate) async fn cancel(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
     body: Option<Json<CancelBody>>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let reason = body.and_then(|Json(b)| b.reason);
-    Ok(json(web.runs.cancel_run(&ws.scope, &id, reason).await?))
+    Ok(json(web.runs.cancel_run(&ws.scope, &id, reason, &principal.actor()).await?))
 }
 
 /// Re-drives a failed or cancelled run from where it stopped (`retry_run`).
@@ -227,9 +230,10 @@ pub(crate) async fn cancel(
     responses((status = 200, body = Object), (status = 409, body = Object)))]
 pub(crate) async fn retry(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    Ok(json(web.runs.retry_run(&ws.scope, &id).await?))
+    Ok(json(web.runs.retry_run(&ws.scope, &id, &principal.actor()).await?))
 }

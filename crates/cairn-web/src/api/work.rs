@@ -1,14 +1,14 @@
 //! `/api/work/items…` and `/api/spaces…`: work items, spaces and documents over HTTP, behind the same bearer tokens
 //! and scopes as `/mcp` — reads need `mcp:read` + `decisions:read`, changes `mcp:write` + `decisions:write` (the
 //! scope errors name the matching tool). Bodies and errors are the work tools' (`{ error: { code, message,
-//! details } }`). A missing or refused token is `401` with a `WWW-Authenticate: Bearer` challenge.
+//! details } }`). A missing or refused token is answered by the access gate: `401` with a `WWW-Authenticate: Bearer`
+//! challenge.
 
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use axum::Json;
-use cairn_work::{Caller, ListQuery, Scope};
+use cairn_work::{Caller, ListQuery, WORK_READ, WORK_WRITE};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
@@ -16,48 +16,24 @@ use utoipa::{IntoParams, ToSchema};
 use crate::error::ApiError;
 use crate::state::Web;
 
-/// The caller of a request with a valid `Authorization: Bearer` token.
+/// The caller of a request with a valid `Authorization: Bearer` token (the access gate let only such requests
+/// through, and attached their caller).
 #[derive(Debug, Clone)]
 pub(crate) struct Bearer(pub(crate) Caller);
 
-/// Why a request has no caller.
-#[derive(Debug)]
-pub(crate) struct Unauthorized(Option<ApiError>);
+impl<S: Send + Sync> FromRequestParts<S> for Bearer {
+    type Rejection = ApiError;
 
-impl IntoResponse for Unauthorized {
-    fn into_response(self) -> Response {
-        if let Some(error) = self.0 {
-            return error.into_response();
-        }
-        let body = json!({"error": {"code": "unauthenticated", "details": {},
-            "message": "this endpoint needs Authorization: Bearer <token> (cairn work token create); the token may be unknown, expired or revoked"}});
-        let mut response = (StatusCode::UNAUTHORIZED, Json(body)).into_response();
-        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"cairn\""));
-        response
-    }
-}
-
-impl FromRequestParts<Web> for Bearer {
-    type Rejection = Unauthorized;
-
-    async fn from_request_parts(parts: &mut Parts, web: &Web) -> Result<Bearer, Unauthorized> {
-        let token = parts
-            .headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-            .ok_or(Unauthorized(None))?;
-        match web.work.authenticate(token).await {
-            Ok(Some(caller)) => Ok(Bearer(caller)),
-            Ok(None) => Err(Unauthorized(None)),
-            Err(error) => Err(Unauthorized(Some(error.into()))),
-        }
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Bearer, ApiError> {
+        parts.extensions.get::<Caller>().cloned().map(Bearer).ok_or_else(|| {
+            ApiError::roscoe(StatusCode::UNAUTHORIZED, "unauthenticated", "this endpoint needs Authorization: Bearer <token>")
+        })
     }
 }
 
 /// Checks the token's scopes for a read (`write = false`) or a change, named after the MCP tool.
 fn allow(caller: &Caller, tool: &str, write: bool) -> Result<(), ApiError> {
-    Ok(caller.require(tool, if write { &Scope::WRITE } else { &Scope::READ })?)
+    Ok(caller.require(tool, if write { &WORK_WRITE } else { &WORK_READ })?)
 }
 
 fn json<T: Serialize>(value: T) -> Json<Value> {

@@ -4,11 +4,12 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use cairn_roscoe::{Body, Source, Subject};
+use cairn_roscoe::{Actor, Body, Source, Subject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::access::Principal;
 use crate::error::ApiError;
 use crate::state::{Web, blocking};
 use crate::workspace::Workspace;
@@ -179,16 +180,30 @@ pub(crate) async fn get(
     responses((status = 201, body = Object), (status = 400, body = Object), (status = 409, body = Object)))]
 pub(crate) async fn create(
     State(web): State<Web>,
+    principal: Principal,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<CreateBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || {
-        let contents = Body::from_inputs(body.config, body.yaml)?;
-        let created = web.roscoe.create_workflow(&ws.scope, &body.id, &contents, body.source.map(Into::into))?;
-        Ok((StatusCode::CREATED, json(created)?))
-    })
-    .await
+    let (actor, id) = (principal.actor(), body.id.clone());
+    let written = {
+        let (web, actor, scope) = (web.clone(), actor.clone(), ws.scope.clone());
+        blocking(move || {
+            let contents = Body::from_inputs(body.config, body.yaml)?;
+            json(web.roscoe.create_workflow(&scope, &body.id, &contents, body.source.map(Into::into), &actor)?)
+        })
+        .await?
+    };
+    record(&web, &actor, "create_workflow", &ws, &id).await;
+    Ok((StatusCode::CREATED, written))
+}
+
+/// Records that `actor` did `action` to workflow `id` (a failure to record is logged: the write happened).
+async fn record(web: &Web, actor: &Actor, action: &str, ws: &Workspace, id: &str) {
+    let subject = cairn_roscoe::runs::workflow_subject(&ws.scope, id);
+    if let Err(error) = web.runs.record(actor, action, &subject, Value::Object(Default::default())).await {
+        tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {}", error.message);
+    }
 }
 
 /// Replaces a workflow's contents after the same checks (`update_workflow`).
@@ -196,16 +211,23 @@ pub(crate) async fn create(
     request_body = UpdateBody, responses((status = 200, body = Object), (status = 400, body = Object)))]
 pub(crate) async fn update(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<WorkflowQuery>,
     Json(body): Json<UpdateBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || {
-        let contents = Body::from_inputs(body.config, body.yaml)?;
-        json(web.roscoe.update_workflow(&ws.scope, &id, &contents, q.source.map(Into::into))?)
-    })
-    .await
+    let actor = principal.actor();
+    let written = {
+        let (web, actor, scope, id) = (web.clone(), actor.clone(), ws.scope.clone(), id.clone());
+        blocking(move || {
+            let contents = Body::from_inputs(body.config, body.yaml)?;
+            json(web.roscoe.update_workflow(&scope, &id, &contents, q.source.map(Into::into), &actor)?)
+        })
+        .await?
+    };
+    record(&web, &actor, "update_workflow", &ws, &id).await;
+    Ok(written)
 }
 
 /// Deletes a workflow (`confirm=true`; refused while referenced unless `force=true`).
@@ -213,14 +235,18 @@ pub(crate) async fn update(
     responses((status = 200, body = Object), (status = 409, body = Object)))]
 pub(crate) async fn delete(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<DeleteQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || {
-        json(web.roscoe.delete_workflow(&ws.scope, &id, q.source.map(Into::into), q.confirm, q.force)?)
-    })
-    .await
+    let written = {
+        let (web, scope, id) = (web.clone(), ws.scope.clone(), id.clone());
+        blocking(move || json(web.roscoe.delete_workflow(&scope, &id, q.source.map(Into::into), q.confirm, q.force)?))
+            .await?
+    };
+    record(&web, &principal.actor(), "delete_workflow", &ws, &id).await;
+    Ok(written)
 }
 
 /// Moves a workflow between the repo and global sources (`move_workflow`).
@@ -228,12 +254,18 @@ pub(crate) async fn delete(
     params(("id" = String, Path), ProjectQuery), request_body = MoveBody, responses((status = 200, body = Object)))]
 pub(crate) async fn move_to(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<MoveBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || json(web.roscoe.move_workflow(&ws.scope, &id, body.to.into(), body.from.map(Into::into))?)).await
+    let written = {
+        let (web, scope, id) = (web.clone(), ws.scope.clone(), id.clone());
+        blocking(move || json(web.roscoe.move_workflow(&scope, &id, body.to.into(), body.from.map(Into::into))?)).await?
+    };
+    record(&web, &principal.actor(), "move_workflow", &ws, &id).await;
+    Ok(written)
 }
 
 /// Copies a workflow to a new id (`duplicate_workflow`).
@@ -241,16 +273,23 @@ pub(crate) async fn move_to(
     params(("id" = String, Path), ProjectQuery), request_body = DuplicateBody, responses((status = 200, body = Object)))]
 pub(crate) async fn duplicate(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<DuplicateBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || {
-        let (source, to_source) = (body.source.map(Into::into), body.to_source.map(Into::into));
-        json(web.roscoe.duplicate_workflow(&ws.scope, &id, source, &body.to_id, to_source)?)
-    })
-    .await
+    let to_id = body.to_id.clone();
+    let written = {
+        let (web, scope) = (web.clone(), ws.scope.clone());
+        blocking(move || {
+            let (source, to_source) = (body.source.map(Into::into), body.to_source.map(Into::into));
+            json(web.roscoe.duplicate_workflow(&scope, &id, source, &body.to_id, to_source)?)
+        })
+        .await?
+    };
+    record(&web, &principal.actor(), "duplicate_workflow", &ws, &to_id).await;
+    Ok(written)
 }
 
 /// Renames a workflow, rewriting the subworkflow nodes that name it (`rename_workflow`).
@@ -258,16 +297,25 @@ pub(crate) async fn duplicate(
     params(("id" = String, Path), ProjectQuery), request_body = RenameBody, responses((status = 200, body = Object)))]
 pub(crate) async fn rename(
     State(web): State<Web>,
+    principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
     Json(body): Json<RenameBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    blocking(move || {
-        let rewrite = body.rewrite_references.unwrap_or(true);
-        json(web.roscoe.rename_workflow(&ws.scope, &id, &body.new_id, body.source.map(Into::into), rewrite)?)
-    })
-    .await
+    let new_id = body.new_id.clone();
+    let written = {
+        let (web, scope) = (web.clone(), ws.scope.clone());
+        blocking(move || {
+            let rewrite = body.rewrite_references.unwrap_or(true);
+            json(web.roscoe.rename_workflow(&scope, &id, &body.new_id, body.source.map(Into::into), rewrite)?)
+        })
+        .await?
+    };
+    if written.0.get("rolledBack") != Some(&Value::Bool(true)) {
+        record(&web, &principal.actor(), "rename_workflow", &ws, &new_id).await;
+    }
+    Ok(written)
 }
 
 fn subject(body: SubjectBody) -> Result<Subject, ApiError> {

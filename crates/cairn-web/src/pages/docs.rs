@@ -2,14 +2,13 @@
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Uri};
 use axum::response::Response;
 use cairn_roscoe::docs::DocSummary;
 use pulldown_cmark::{Event, Options, Parser};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Layout, PageError, render};
+use super::{Layout, PageError, render, Visit};
 use crate::state::Web;
 use crate::workspace::Workspace;
 
@@ -42,11 +41,10 @@ pub(crate) struct SearchParam {
 /// `GET /docs?q=`.
 pub(crate) async fn list(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Query(q): Query<SearchParam>,
 ) -> Result<Response, PageError> {
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let (hits, error) = match q.q.trim() {
         "" => (Vec::new(), None),
         query => match web.roscoe.search_docs(query, Some(20)) {
@@ -74,12 +72,11 @@ pub(crate) async fn list(
 /// `GET /docs/{slug}`.
 pub(crate) async fn page(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Path(slug): Path<String>,
 ) -> Result<Response, PageError> {
     let doc = web.roscoe.get_doc(&slug)?;
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let title = doc.frontmatter.get("title").and_then(Value::as_str).unwrap_or(&slug).to_owned();
     let page = DocPage { layout: layout.clone(), title, html: markdown(&doc.markdown) };
     Ok(render(&layout, &page))

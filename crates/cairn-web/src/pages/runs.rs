@@ -7,17 +7,15 @@ use std::convert::Infallible;
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Redirect, Response};
-use cairn_roscoe::engine::Answer;
 use cairn_roscoe::runs::{ListRuns, RunSummary};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::workflows::Graph;
-use super::{CsrfForm, Layout, PageError, ProjectParam, check_csrf, render};
+use super::{CsrfForm, Layout, PageError, ProjectParam, check_csrf, render, Visit};
 use crate::api::RunListQuery;
 use crate::live::Watcher;
 use crate::state::Web;
@@ -51,6 +49,19 @@ pub(crate) struct RunLive {
     children: Vec<String>,
     timeline: Vec<NodeView>,
     csrf: String,
+    /// Who started the run (`Ada (person)`), when known.
+    started_by: String,
+    /// Who did what to the run tree: starts, decisions, cancels, retries.
+    actions: Vec<ActionView>,
+}
+
+/// One recorded action on the run tree.
+#[derive(Debug, Clone)]
+struct ActionView {
+    at: String,
+    action: String,
+    principal: String,
+    via: String,
 }
 
 #[derive(Debug, Clone)]
@@ -74,6 +85,8 @@ struct NodeView {
     error: String,
     child_run_id: String,
     children: Vec<NodeView>,
+    /// Who made a human node's decision.
+    decided_by: String,
 }
 
 #[derive(Template)]
@@ -94,12 +107,11 @@ struct LiveFragment {
 /// `GET /runs`.
 pub(crate) async fn list(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Query(q): Query<RunListQuery>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let layout = Layout::new(&web, &visit, &ws).await?;
     let status = q.status.unwrap_or_default();
     let workflow_id = q.workflow_id.unwrap_or_default();
     let query = ListRuns {
@@ -135,6 +147,7 @@ fn node_view(n: &Value) -> NodeView {
         error: s("error"),
         child_run_id: s("childRunId"),
         children: n["children"].as_array().map(|c| c.iter().map(node_view).collect()).unwrap_or_default(),
+        decided_by: n["output"]["principal"].as_str().unwrap_or_default().to_owned(),
     }
 }
 
@@ -170,6 +183,15 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
         timeline: history.nodes.iter().map(node_view).collect(),
         status: run_status,
         csrf,
+        started_by: run["startedBy"].as_str().unwrap_or_default().to_owned(),
+        actions: history
+            .actions
+            .iter()
+            .map(|a| {
+                let s = |key: &str| a[key].as_str().unwrap_or_default().to_owned();
+                ActionView { at: s("at"), action: s("action"), principal: s("principal"), via: s("via") }
+            })
+            .collect(),
     };
     Ok((live, graph))
 }
@@ -177,13 +199,12 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
 /// `GET /runs/{id}`.
 pub(crate) async fn page(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<ProjectParam>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let layout = Layout::new(&web, &visit, &ws).await?;
     let (live, graph) = run_live(&web, &ws, &id, layout.csrf.clone()).await?;
     Ok(render(&layout, &RunPage { layout: layout.clone(), live, graph }))
 }
@@ -200,13 +221,13 @@ pub(crate) struct LiveParam {
 /// `GET /runs/{id}/live`: SSE; each message is the re-rendered live part (htmx swaps it in).
 pub(crate) async fn live(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<LiveParam>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     web.runs.get_run_history(&ws.scope, &id).await?;
-    let csrf = web.csrf.token(&web.csrf.browser(&headers));
+    let csrf = web.csrf.token(&web.csrf.browser(&visit.headers));
     let watcher = Watcher::new(web.clone(), id, q.since);
     let stream = futures::stream::unfold((watcher, web, ws, csrf), |(mut watcher, web, ws, csrf)| async move {
         let body = match watcher.changed().await? {
@@ -247,45 +268,44 @@ fn back(id: &str, ws: &Workspace) -> Result<Redirect, PageError> {
 /// `POST /runs/{id}/resume`: the person's choice (`decidedBy: "web"`).
 pub(crate) async fn resume(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<ProjectParam>,
     Form(form): Form<ResumeForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
-    let answer = Answer::Human { transition: form.transition, comment, decided_by: "web".into() };
     let node_id = Some(form.node_id).filter(|n| !n.is_empty());
-    web.runs.advance(&ws.scope, &id, node_id, answer).await?;
+    web.runs.resume(&ws.scope, &id, node_id, form.transition, comment, &visit.actor()?).await?;
     back(&id, &ws)
 }
 
 /// `POST /runs/{id}/cancel`.
 pub(crate) async fn cancel(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<ProjectParam>,
     Form(form): Form<CsrfForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    web.runs.cancel_run(&ws.scope, &id, Some("cancelled from the web UI".into())).await?;
+    web.runs.cancel_run(&ws.scope, &id, Some("cancelled from the web UI".into()), &visit.actor()?).await?;
     back(&id, &ws)
 }
 
 /// `POST /runs/{id}/retry`.
 pub(crate) async fn retry(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<ProjectParam>,
     Form(form): Form<CsrfForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    web.runs.retry_run(&ws.scope, &id).await?;
+    web.runs.retry_run(&ws.scope, &id, &visit.actor()?).await?;
     back(&id, &ws)
 }
 

@@ -5,12 +5,12 @@
 
 use askama::Template;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::http::StatusCode;
 use axum::response::Response;
 use cairn_deepwork::reviews::{OpenReview, SessionReviews};
 use serde_json::Value;
 
-use super::{Layout, PageError, render};
+use super::{Layout, PageError, render, Visit};
 use crate::app::DeepworkProject;
 use crate::error::ApiError;
 use crate::state::{Web, blocking};
@@ -79,9 +79,9 @@ fn workflow(s: &Value) -> Workflow {
 }
 
 /// `GET /sessions`: the project's active workflows.
-pub(crate) async fn list(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
+pub(crate) async fn list(State(web): State<Web>, visit: Visit) -> Result<Response, PageError> {
     let project = project(&web)?;
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let root = project.root.display().to_string();
     let found = blocking(move || Ok(project.service.active_sessions(&project.root))).await?;
     let page = ListPage { layout: layout.clone(), root, sessions: found.iter().map(workflow).collect() };
@@ -91,8 +91,7 @@ pub(crate) async fn list(State(web): State<Web>, headers: HeaderMap, uri: Uri) -
 /// `GET /sessions/{id}`: one session's active workflows and the reviews its current step still needs.
 pub(crate) async fn page(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Path(id): Path<String>,
 ) -> Result<Response, PageError> {
     let project = project(&web)?;
@@ -120,7 +119,7 @@ pub(crate) async fn page(
             format!("no active DeepWork workflow in session '{id}'; /sessions lists the active ones"),
         )));
     }
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page = SessionPage {
         layout: layout.clone(),
         session: id,

@@ -1,42 +1,52 @@
-//! Signing in to the work pages with a work bearer token, and who those pages act as.
+//! Signing in to the web UI with a cairn token, and who the pages act as.
 //!
-//! `GET /signin` shows a form where a person pastes a token (the same `cairn_…` tokens `/mcp` and `/api/work`
-//! accept, from `cairn work token create`). `POST /signin` checks it against the database and, when it is valid,
-//! sets the `cairn_work_token` cookie holding it (HttpOnly, SameSite=Strict, for this browser session);
-//! `POST /signout` clears it. Both forms carry the CSRF token. A bad token leaves any earlier sign-in as it was.
+//! `GET /signin` shows a form where a person pastes a token (the same `cairn_…` tokens the MCP endpoints and the
+//! REST API accept, from `cairn work token create`). `POST /signin` checks it and records a sign-in on the server
+//! (`Service::sign_in`); the browser gets only the sign-in's random secret, in the `cairn_session` cookie (HttpOnly,
+//! SameSite=Strict, `Secure` when the page was reached over HTTPS), and goes back to the page that sent it here
+//! (`next`, a path on this server). `POST /signout` ends the sign-in on the server and clears the cookie. Both forms
+//! carry the CSRF token. A bad token leaves any earlier sign-in as it was.
 //!
-//! [`work_caller`] is how every work page and form finds its caller: the signed-in token's principal, checked
-//! again on every request (a revoked or expired token stops working at once) and held to the token's scopes; with
-//! no cookie, the local person on a loopback-only server (as before sign-in existed), else a refusal that says to
-//! sign in. Missing scopes and dead tokens are refused with a page that says what to do, never a 500.
+//! The access gate (`access.rs`) finds the principal of every page from that cookie, re-checked on every request
+//! (a revoked or expired token stops working at once). [`work_caller`] is how the work pages and forms find their
+//! work caller: the signed-in principal, held to its scopes, or the local person on a server that needs no sign-in.
 
 use askama::Template;
-use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Redirect, Response};
 use axum::Form;
-use cairn_work::{Caller, Kind, Scope};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use cairn_work::{Caller, Kind, SIGN_IN_TTL_MS, Scope};
 use serde::Deserialize;
 
-use super::{Layout, PageError, check_csrf, render};
+use super::{Layout, PageError, Visit, check_csrf, render};
+use crate::access::SIGN_IN_COOKIE;
 use crate::csrf::cookie;
 use crate::error::ApiError;
 use crate::state::Web;
 use crate::workspace::Workspace;
 
-/// The cookie that holds the signed-in token.
-pub(crate) const COOKIE: &str = "cairn_work_token";
-
 #[derive(Template)]
 #[template(path = "signin/page.html")]
 struct SignInPage {
     layout: Layout,
-    /// `Ada (person)` and the token's scopes, when a valid token is signed in.
+    /// `Ada (person)` and the token's scopes, when the browser is signed in.
     signed_in: Option<(String, String)>,
     /// Why the last attempt failed.
     error: Option<String>,
-    /// What the work pages do without a sign-in.
+    /// What the pages do without a sign-in.
     fallback: &'static str,
+    /// Where to go after signing in.
+    next: String,
+}
+
+/// `?next=` (and `?ended=1`) of the sign-in page.
+#[derive(Debug, Deserialize)]
+pub(crate) struct NextParam {
+    /// The page that sent the browser here.
+    next: Option<String>,
+    /// Set when the browser was sent here because its sign-in had ended.
+    ended: Option<String>,
 }
 
 /// The sign-in form.
@@ -47,26 +57,21 @@ pub(crate) struct SignInForm {
     /// The pasted bearer token.
     #[serde(default)]
     token: String,
+    /// Where to go afterwards.
+    #[serde(default)]
+    next: String,
 }
 
 /// The caller of a work page or form that needs `needed` (named after the work tool it stands for, `tool`).
-pub(crate) async fn work_caller(web: &Web, headers: &HeaderMap, tool: &str, needed: &[Scope]) -> Result<Caller, PageError> {
-    let caller = match signed_in_token(headers) {
-        Some(token) => web.work.authenticate(&token).await?.ok_or_else(|| {
-            refusal(
-                StatusCode::UNAUTHORIZED,
-                "unauthenticated",
-                "the token this browser signed in with is unknown, expired or revoked; sign in again at /signin (or \
-                 sign out there)",
-            )
-        })?,
-        None if web.loopback_only => web.work.local_caller(Kind::Person).await?,
+pub(crate) async fn work_caller(web: &Web, visit: &Visit, tool: &str, needed: &[Scope]) -> Result<Caller, PageError> {
+    let caller = match visit.principal.as_ref().and_then(|p| p.caller.clone()) {
+        Some(caller) => caller,
+        None if !web.require_auth => web.work.local_caller(Kind::Person).await?,
         None => {
             return Err(refusal(
                 StatusCode::UNAUTHORIZED,
                 "unauthenticated",
-                "this server answers other host names too, so its work pages need a sign-in: paste a work token \
-                 (cairn work token create) at /signin",
+                "this server needs a sign-in: paste a token (cairn work token create) at /signin",
             ));
         }
     };
@@ -80,75 +85,90 @@ fn refusal(status: StatusCode, code: &str, message: &str) -> PageError {
     PageError(ApiError::roscoe(status, code, message))
 }
 
-/// What the work pages do when nobody is signed in.
+/// What the pages do when nobody is signed in.
 fn fallback(web: &Web) -> &'static str {
-    if web.loopback_only {
-        "Without a sign-in, the work pages act as the local person (this server answers loopback names only)."
+    if web.require_auth {
+        "This server needs a sign-in for every page."
     } else {
-        "This server answers other host names too: the work pages need a sign-in."
+        "Without a sign-in, the pages act as the local person (this server answers loopback names only)."
     }
 }
 
-/// Who the browser is signed in as (`Ada (person)` and the token's scopes), if its token still works.
-async fn current(web: &Web, headers: &HeaderMap) -> Result<Option<(String, String)>, PageError> {
-    Ok(match signed_in_token(headers) {
-        Some(token) => web.work.authenticate(&token).await?.map(|c| (c.label(), Scope::join(&c.scopes))),
-        None => None,
-    })
+/// Who the browser is signed in as, for the page.
+fn current(visit: &Visit) -> Option<(String, String)> {
+    let caller = visit.principal.as_ref()?.caller.as_ref()?;
+    Some((caller.label(), Scope::join(&caller.scopes)))
+}
+
+/// A path on this server to go back to (`/` for anything else, so the form cannot send anyone elsewhere).
+fn local_path(next: &str) -> &str {
+    let ok = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') && !next.contains("://");
+    if ok { next } else { "/" }
 }
 
 /// `GET /signin`.
-pub(crate) async fn page(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
-    let signed_in = current(&web, &headers).await?;
-    let error = (signed_in_token(&headers).is_some() && signed_in.is_none())
-        .then(|| "the token this browser signed in with is unknown, expired or revoked; sign in again".to_owned());
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
-    let page = SignInPage { layout: layout.clone(), signed_in, error, fallback: fallback(&web) };
+pub(crate) async fn page(
+    State(web): State<Web>,
+    visit: Visit,
+    Query(q): Query<NextParam>,
+) -> Result<Response, PageError> {
+    let signed_in = current(&visit);
+    let stale = cookie(&visit.headers, SIGN_IN_COOKIE).is_some_and(|v| !v.is_empty()) && signed_in.is_none();
+    let ended = stale || q.ended.is_some();
+    let error = ended.then(|| "this browser's sign-in has ended (its token was revoked or expired); sign in again".to_owned());
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
+    let next = local_path(q.next.as_deref().unwrap_or("/")).to_owned();
+    let page = SignInPage { layout: layout.clone(), signed_in, error, fallback: fallback(&web), next };
     Ok(render(&layout, &page))
 }
 
-/// `POST /signin`: a valid token becomes the browser's sign-in; anything else shows the form again with the reason.
-pub(crate) async fn sign_in(
-    State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
-    Form(form): Form<SignInForm>,
-) -> Result<Response, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+/// `POST /signin`: a valid token becomes a sign-in of this browser; anything else shows the form again with the
+/// reason.
+pub(crate) async fn sign_in(State(web): State<Web>, visit: Visit, Form(form): Form<SignInForm>) -> Result<Response, PageError> {
+    check_csrf(&web, &visit.headers, &form.csrf)?;
     let token = form.token.trim();
     let token = token.strip_prefix("Bearer ").unwrap_or(token).trim();
+    let next = local_path(&form.next).to_owned();
     let (status, error) = if token.is_empty() {
-        (StatusCode::BAD_REQUEST, "paste a work token (cairn work token create prints one) into the field")
-    } else if web.work.authenticate(token).await?.is_some() {
-        let mut response = Redirect::to("/work").into_response();
-        // Our tokens are `cairn_` + letters, digits, `_` and `-`: nothing a cookie value cannot hold.
-        let value = HeaderValue::from_str(&format!("{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"))
-            .map_err(|_| refusal(StatusCode::BAD_REQUEST, "invalid_argument", "the token holds characters no token has"))?;
+        (StatusCode::BAD_REQUEST, "paste a token (cairn work token create prints one) into the field")
+    } else if let Some(signed) = web.work.sign_in(token).await? {
+        let mut response = Redirect::to(&next).into_response();
+        let attributes = cookie_attributes(&visit.headers, SIGN_IN_TTL_MS / 1000);
+        // The secret is base64url: nothing a cookie value cannot hold.
+        let value = HeaderValue::from_str(&format!("{SIGN_IN_COOKIE}={}; {attributes}", signed.secret))
+            .map_err(|_| refusal(StatusCode::INTERNAL_SERVER_ERROR, "internal", "the sign-in cookie cannot be written"))?;
         response.headers_mut().insert(header::SET_COOKIE, value);
         return Ok(response);
     } else {
         (StatusCode::UNAUTHORIZED, "this token is unknown, expired or revoked; nothing changed — check that it was copied whole")
     };
-    let signed_in = current(&web, &headers).await?;
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
-    let page = SignInPage { layout: layout.clone(), signed_in, error: Some(error.to_owned()), fallback: fallback(&web) };
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
+    let page = SignInPage { layout: layout.clone(), signed_in: current(&visit), error: Some(error.to_owned()), fallback: fallback(&web), next };
     Ok((status, render(&layout, &page)).into_response())
 }
 
-/// `POST /signout`: forgets the browser's sign-in.
+/// `POST /signout`: ends the browser's sign-in on the server and forgets its cookie.
 pub(crate) async fn sign_out(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Form(form): Form<super::CsrfForm>,
 ) -> Result<Response, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
+    if let Some(secret) = cookie(&visit.headers, SIGN_IN_COOKIE).filter(|v| !v.is_empty()) {
+        web.work.sign_out(&secret).await?;
+    }
     let mut response = Redirect::to("/signin").into_response();
-    let expired = format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    let expired = format!("{SIGN_IN_COOKIE}=; {}", cookie_attributes(&visit.headers, 0));
     response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_str(&expired).expect("a valid header"));
     Ok(response)
 }
 
-/// The token the browser signed in with (checked or not).
-pub(crate) fn signed_in_token(headers: &HeaderMap) -> Option<String> {
-    cookie(headers, COOKIE).filter(|v| !v.is_empty())
+/// The attributes of a cookie that lives `max_age` seconds: HttpOnly, SameSite=Strict, and `Secure` when the
+/// request reached the server over HTTPS (a TLS-terminating proxy says so with `X-Forwarded-Proto: https`, or
+/// `ROSCOE_PUBLIC_URL` names an `https://` address).
+pub(crate) fn cookie_attributes(headers: &HeaderMap, max_age: i64) -> String {
+    let forwarded = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) == Some("https");
+    let public = std::env::var("ROSCOE_PUBLIC_URL").is_ok_and(|u| u.starts_with("https://"));
+    let secure = if forwarded || public { "; Secure" } else { "" };
+    format!("Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
 }

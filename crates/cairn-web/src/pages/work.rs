@@ -9,14 +9,13 @@
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Uri};
 use axum::response::{IntoResponse, Redirect, Response};
-use cairn_work::{Caller, DocumentSummary, LinkedPullRequest, ListQuery, Scope, WorkItem};
+use cairn_work::{Caller, DocumentSummary, LinkedPullRequest, ListQuery, WORK_READ, WORK_WRITE, WorkItem};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::signin::work_caller;
-use super::{Layout, PageError, check_csrf, html, render};
+use super::{Layout, PageError, check_csrf, html, render, Visit};
 use crate::state::Web;
 use crate::workspace::Workspace;
 
@@ -148,17 +147,16 @@ async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
 /// `GET /work`.
 pub(crate) async fn board(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Query(q): Query<BoardParam>,
 ) -> Result<Response, PageError> {
-    let caller = work_caller(&web, &headers, "work_list", &Scope::READ).await?;
+    let caller = work_caller(&web, &visit, "work_list", &WORK_READ).await?;
     let columns = columns(&web, &caller).await?;
     if q.fragment.is_some() {
-        let csrf = web.csrf.token(&web.csrf.browser(&headers));
+        let csrf = web.csrf.token(&web.csrf.browser(&visit.headers));
         return Ok(html(&BoardFragment { csrf, columns }));
     }
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page = BoardPage { layout: layout.clone(), account: caller.label(), csrf: layout.csrf.clone(), columns };
     Ok(render(&layout, &page))
 }
@@ -166,19 +164,19 @@ pub(crate) async fn board(
 /// `POST /work/items/{id}/claim`: the caller claims an open item under its display name.
 pub(crate) async fn claim(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Form(form): Form<ClaimForm>,
 ) -> Result<Response, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
-    let caller = work_caller(&web, &headers, "work_claim", &Scope::WRITE).await?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
+    let caller = work_caller(&web, &visit, "work_claim", &WORK_WRITE).await?;
     web.work.claim_item(&caller, &form.account_id, &id, &caller.display_name).await?;
     Ok(Redirect::to("/work").into_response())
 }
 
 /// `GET /work/documents`.
-pub(crate) async fn documents(State(web): State<Web>, headers: HeaderMap, uri: Uri) -> Result<Response, PageError> {
-    let caller = work_caller(&web, &headers, "decisions_list_documents", &Scope::READ).await?;
+pub(crate) async fn documents(State(web): State<Web>, visit: Visit) -> Result<Response, PageError> {
+    let caller = work_caller(&web, &visit, "decisions_list_documents", &WORK_READ).await?;
     let listed = web.work.list_spaces(&caller, "", 200, "").await?;
     let mut spaces = Vec::new();
     for space in listed["spaces"].as_array().into_iter().flatten() {
@@ -192,7 +190,7 @@ pub(crate) async fn documents(State(web): State<Web>, headers: HeaderMap, uri: U
             .collect();
         spaces.push((space["name"].as_str().unwrap_or_default().to_owned(), docs));
     }
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     Ok(render(&layout, &DocumentsPage { layout: layout.clone(), account: caller.label(), spaces }))
 }
 
@@ -211,17 +209,16 @@ fn summary(d: &Value) -> Option<DocumentSummary> {
 /// `GET /work/spaces/{space_id}/documents/{document_id}`.
 pub(crate) async fn document(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Path((space_id, document_id)): Path<(String, String)>,
 ) -> Result<Response, PageError> {
-    let caller = work_caller(&web, &headers, "work_status", &Scope::READ).await?;
+    let caller = work_caller(&web, &visit, "work_status", &WORK_READ).await?;
     let doc = web.work.get_document(&caller, &space_id, &document_id).await?;
     let (pieces, status_error) = match web.work.status(&caller, &space_id, &document_id, "").await {
         Ok(status) => (status["pieces"].as_array().into_iter().flatten().map(piece).collect(), None),
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
-    let layout = Layout::new(&web, &headers, &uri, &Workspace::global()).await?;
+    let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page =
         DocumentPage { layout: layout.clone(), title: doc.title, version: doc.version, body: doc.body, pieces, status_error };
     Ok(render(&layout, &page))

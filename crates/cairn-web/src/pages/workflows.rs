@@ -6,14 +6,13 @@
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
-use axum::http::{HeaderMap, Uri};
 use axum::response::{Redirect, Response};
 use cairn_roscoe::diagram::Diagram;
 use cairn_roscoe::{Source, Subject};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Layout, PageError, check_csrf, render};
+use super::{Layout, PageError, check_csrf, render, Visit};
 use crate::error::ApiError;
 use crate::state::{Web, blocking};
 use crate::workspace::Workspace;
@@ -103,12 +102,11 @@ struct WorkflowPage {
 /// `GET /workflows`.
 pub(crate) async fn list(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Query(q): Query<SourceParam>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let layout = Layout::new(&web, &visit, &ws).await?;
     let roscoe = web.roscoe.clone();
     let rows = blocking(move || {
         let found = roscoe.list_workflows(&ws.scope, q.source)?;
@@ -140,13 +138,12 @@ pub(crate) async fn list(
 /// `GET /workflows/{id}`.
 pub(crate) async fn page(
     State(web): State<Web>,
-    headers: HeaderMap,
-    uri: Uri,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<SourceParam>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let layout = Layout::new(&web, &headers, &uri, &ws).await?;
+    let layout = Layout::new(&web, &visit, &ws).await?;
     let roscoe = web.roscoe.clone();
     let page = blocking(move || {
         let detail = roscoe.get_workflow(&ws.scope, &id, q.source)?;
@@ -181,12 +178,12 @@ pub(crate) struct StartForm {
 /// `POST /workflows/{id}/start`: starts a run (`source: "web"`) and shows it.
 pub(crate) async fn start(
     State(web): State<Web>,
-    headers: HeaderMap,
+    visit: Visit,
     Path(id): Path<String>,
     Query(q): Query<SourceParam>,
     Form(form): Form<StartForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &headers, &form.csrf)?;
+    check_csrf(&web, &visit.headers, &form.csrf)?;
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let input = match form.input.trim() {
         "" | "{}" => None,
@@ -194,6 +191,6 @@ pub(crate) async fn start(
             ApiError::roscoe(axum::http::StatusCode::BAD_REQUEST, "invalid_input", format!("the input is not JSON: {e}"))
         })?),
     };
-    let started = web.runs.start_workflow(&ws.scope, &id, q.source, input, "web").await?;
+    let started = web.runs.start_workflow(&ws.scope, &id, q.source, input, &visit.actor()?).await?;
     Ok(Redirect::to(&format!("/runs/{}?project={}", started.result.run_id, ws.key)))
 }

@@ -152,17 +152,21 @@ impl Service {
     /// The caller a bearer token speaks for; `None` when the token is malformed, unknown, expired or revoked.
     pub async fn authenticate(&self, bearer: &str) -> Result<Option<Caller>, Error> {
         let Some((token_id, secret)) = auth::split_bearer(bearer.trim()) else { return Ok(None) };
-        let pool = self.store.pool();
-        let Some((token, principal)) = accounts::get_token(pool, &token_id).await? else { return Ok(None) };
+        let Some((token, principal)) = accounts::get_token(self.store.pool(), &token_id).await? else { return Ok(None) };
+        if !auth::secret_matches(secret, &token.secret_hash) {
+            return Ok(None);
+        }
+        self.caller_of(token, principal).await
+    }
+
+    /// The caller of a token found by id or sign-in: `None` when it is revoked or expired. Records its use.
+    pub(super) async fn caller_of(&self, token: TokenRow, principal: PrincipalRow) -> Result<Option<Caller>, Error> {
         let now = now_ms();
-        let usable = auth::secret_matches(secret, &token.secret_hash)
-            && token.revoked_at.is_none()
-            && token.expires_at.is_none_or(|at| at > now);
-        if !usable {
+        if token.revoked_at.is_some() || token.expires_at.is_some_and(|at| at <= now) {
             return Ok(None);
         }
         if token.last_used_at.is_none_or(|at| at < now - LAST_USED_GRANULARITY) {
-            accounts::touch_token(pool, &token.id, now, LAST_USED_GRANULARITY).await?;
+            accounts::touch_token(self.store.pool(), &token.id, now, LAST_USED_GRANULARITY).await?;
         }
         let scopes = token.scopes.split_whitespace().filter_map(|s| Scope::parse(s).ok()).collect();
         Ok(Some(Caller {

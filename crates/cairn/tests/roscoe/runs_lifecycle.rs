@@ -98,7 +98,7 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
         .ok("resume_run", json!({ "cwd": cwd, "run_id": run_id, "transition": "Ship", "comment": "go" }))
         .await;
     assert_eq!(done["status"], "completed", "{done}");
-    assert_eq!(done["output"], json!({ "choice": "ship", "comment": "go", "decidedBy": "mcp" }));
+    assert_eq!(done["output"], json!({ "choice": "ship", "comment": "go", "decidedBy": "mcp", "principal": "local person" }));
     assert!(done.get("pendingStep").is_none());
     let late = client.ok("advance_run", json!({ "cwd": cwd, "run_id": run_id, "response": "x" })).await;
     assert_eq!(late["code"], "terminal");

@@ -128,20 +128,22 @@ try {
   await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
 
   // Signed in with the token, the board acts as its principal: a claim from the board is theirs.
-  await page.goto(`${base}/signin`);
+  await page.goto(`${base}/signin?next=/work`);
   await page.fill('#token', token);
   await page.click('#signin button[type="submit"]');
   await page.waitForURL(`${base}/work`);
   check((await page.locator('#acting').textContent()) === 'claude-worker (agent)', 'signed in, the board acts as the token\'s principal');
-  const cookie = (await page.context().cookies()).find((c) => c.name === 'cairn_work_token');
+  check((await page.locator('#signed-in-as').textContent()) === 'claude-worker (agent)', 'the header names who is signed in');
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'cairn_session');
   check(cookie?.httpOnly === true && cookie?.sameSite === 'Strict', 'the sign-in cookie is HttpOnly and SameSite=Strict');
+  check(!cookie.value.includes(token.split('_').pop()), 'the sign-in cookie does not hold the token');
   await page.locator(`.card[data-item="${secondId}"] form.claim button`).click();
   const claimed = page.locator(`[data-state="claimed"] .card[data-item="${secondId}"]`);
   await claimed.waitFor({ timeout: 20000 });
   check((await claimed.locator('.claimant').textContent()).includes('claude-worker'), 'the claim button claims as the signed-in principal');
   await page.click('header form.signout button');
   await page.waitForURL(`${base}/signin`);
-  check(!(await page.context().cookies()).some((c) => c.name === 'cairn_work_token'), 'signing out clears the cookie');
+  check(!(await page.context().cookies()).some((c) => c.name === 'cairn_session'), 'signing out clears the cookie');
 } finally {
   await browser.close();
 }

@@ -1,19 +1,23 @@
-//! The browser test: `browser.mjs` (Node + playwright-core + Debian chromium) against a real `cairn serve`.
+//! The browser tests: `browser.mjs` and `decide.mjs` (Node + playwright-core + Debian chromium) against a real
+//! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
-//! them skips this test with a note, but in CI (`CI=true`) a missing tool fails it. Screenshots go to
+//! them skips these tests with a note, but in CI (`CI=true`) a missing tool fails them. Screenshots go to
 //! `target/web-artifacts/` (or `$WEB_ARTIFACTS`).
 
 use std::path::PathBuf;
 
-use crate::support::{start, token};
+use serde_json::{Value, json};
+
+use crate::support::{Mcp, http, start, start_with, token, token_as};
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-#[tokio::test]
-async fn a_person_follows_a_run_live_decides_it_and_sees_a_claim_on_the_board() {
+/// Chromium, playwright-core's folder and the screenshot folder; `None` (a skip) where they are not installed and
+/// this is not CI.
+fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     let chromium = PathBuf::from(std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()));
     let playwright = std::env::var("PLAYWRIGHT_DIR")
         .map(PathBuf::from)
@@ -28,30 +32,99 @@ async fn a_person_follows_a_run_live_decides_it_and_sees_a_claim_on_the_board() 
             playwright.display()
         );
         eprintln!("skipped: the browser test needs {} and playwright-core in {}", chromium.display(), playwright.display());
-        return;
+        return None;
     }
     let artifacts = std::env::var("WEB_ARTIFACTS")
         .map(PathBuf::from)
         .unwrap_or_else(|_| workspace_root().join("target/web-artifacts"));
     std::fs::create_dir_all(&artifacts).unwrap();
-    let _ = std::fs::remove_file(artifacts.join("browser.ok"));
+    Some((chromium, playwright, artifacts))
+}
 
-    let env = start().await;
-    let output = tokio::process::Command::new("node")
-        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/web/browser.mjs"))
-        .env("CAIRN_BASE", &env.served.base)
-        .env("CAIRN_TOKEN", token(&env))
+/// Runs `script` (a file beside this one) with `vars`; asserts every check passed.
+async fn run_script(script: &str, vars: &[(&str, String)]) {
+    let Some((chromium, playwright, artifacts)) = tools() else { return };
+    let mut command = tokio::process::Command::new("node");
+    command
+        .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/web").join(script))
         .env("PLAYWRIGHT_DIR", &playwright)
         .env("CHROMIUM", &chromium)
-        .env("ARTIFACTS", &artifacts)
-        .output()
-        .await
-        .unwrap();
+        .env("ARTIFACTS", &artifacts);
+    for (name, value) in vars {
+        command.env(name, value);
+    }
+    let output = command.output().await.unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "browser test failed:\n{stdout}\n{stderr}");
+    assert!(output.status.success(), "{script} failed:\n{stdout}\n{stderr}");
     assert!(stdout.lines().last().is_some_and(|l| l.ends_with("passed, 0 failed")), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_person_follows_a_run_live_decides_it_and_sees_a_claim_on_the_board() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    let vars = [("CAIRN_BASE", env.served.base.clone()), ("CAIRN_TOKEN", token(&env))];
+    run_script("browser.mjs", &vars).await;
+    let artifacts = tools().unwrap().2;
     for shot in ["run-page.png", "run-completed.png", "work-board.png"] {
         assert!(artifacts.join(shot).is_file(), "{shot} saved");
     }
+}
+
+#[tokio::test]
+async fn a_decision_made_in_the_browser_is_recorded_with_the_signed_in_person() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start_with(&["--require-auth"]).await;
+    let agent = token_as(&env, "drafter", "agent", "roscoe:run");
+    let ada = token_as(&env, "Ada", "person", "roscoe:run");
+    let client = http();
+    let url = |p: &str| env.served.url(p);
+    let started: Value = client
+        .post(url("/api/runs?project=global"))
+        .bearer_auth(&agent)
+        .json(&json!({"workflowId": "ship"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_id = started["runId"].as_str().unwrap().to_owned();
+    // The agent step is answered over MCP by the agent's token.
+    let roscoe = Mcp::connect(url("/roscoe/mcp"), &agent).await;
+    let answer = json!({"global": true, "run_id": run_id, "node_id": "draft", "response": "A haiku"});
+    let advanced = roscoe.ok("advance_run", answer).await;
+    assert_eq!(advanced["pendingStep"]["nodeType"], "human", "{advanced}");
+
+    let run_path = format!("/runs/{run_id}?project=global");
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("RUN_PATH", run_path),
+        ("PERSON_TOKEN", ada.clone()),
+        ("PERSON", "Ada (person)".to_owned()),
+    ];
+    run_script("decide.mjs", &vars).await;
+
+    let history: Value = client
+        .get(url(&format!("/api/runs/{run_id}?project=global")))
+        .bearer_auth(&agent)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(history["run"]["status"], "completed", "{history}");
+    assert_eq!(history["run"]["startedBy"], "drafter (agent)");
+    let ask = history["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
+    assert_eq!(ask["output"]["principal"], "Ada (person)", "{ask}");
+    assert_eq!(ask["output"]["decidedBy"], "web");
+    let decided: Vec<&Value> = history["actions"].as_array().unwrap().iter().filter(|a| a["action"] == "decide").collect();
+    assert_eq!(decided.len(), 1, "{history}");
+    assert_eq!((decided[0]["principal"].as_str(), decided[0]["via"].as_str()), (Some("Ada (person)"), Some("web")));
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{http, start};
+use crate::support::{http, start, token};
 
 /// Sends `head` (a request whose body is not sent) on a fresh connection; the response and whether the server
 /// closed the connection after it.
@@ -33,7 +33,8 @@ async fn an_early_401_403_or_413_says_connection_close() {
     assert!(rest.starts_with("http/1.1 401") && rest.contains("\r\nconnection: close\r\n"), "{rest}");
     let foreign = early(&env.served.base, &format!("POST /mcp HTTP/1.1\nhost: evil.example\n{body}")).await;
     assert!(foreign.starts_with("http/1.1 403") && foreign.contains("\r\nconnection: close\r\n"), "{foreign}");
-    let big = "content-type: application/json\ncontent-length: 2000000\n\n";
+    let bearer = token(&env);
+    let big = format!("authorization: Bearer {bearer}\ncontent-type: application/json\ncontent-length: 2000000\n\n");
     let too_big = early(&env.served.base, &format!("POST /mcp HTTP/1.1\nhost: {host}\n{big}")).await;
     assert!(too_big.starts_with("http/1.1 413") && too_big.contains("\r\nconnection: close\r\n"), "{too_big}");
 

@@ -3,6 +3,11 @@
 
 use std::path::PathBuf;
 
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::process::Command;
 
@@ -41,17 +46,29 @@ impl Env {
 
 /// Starts `cairn serve` on a fresh home holding the global workflow `ship`.
 pub async fn start() -> Env {
+    start_with(&[]).await
+}
+
+/// [`start`] with more `cairn serve` arguments (`--require-auth`, say).
+pub async fn start_with(args: &[&str]) -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join("workflows")).unwrap();
     std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();
     std::fs::write(home.join("workflows").join("decide.yaml"), DECIDE).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
+    command.arg("serve").args(args).env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
     let database = TestDatabase::fresh();
     database.apply(&mut command);
     let served = Served::start(command).await;
     Env { served, home, _tmp: tmp, database }
+}
+
+/// A token of the local account for principal `name` of `kind` (`person`, `agent`, `service`) with `scopes`.
+pub fn token_as(env: &Env, name: &str, kind: &str, scopes: &str) -> String {
+    let out = env.cairn().args(["work", "token", "create", "--principal", name, "--kind", kind, "--scopes", scopes]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned()
 }
 
 /// A work token of the local account with every scope (`cairn work token create`).
@@ -70,4 +87,23 @@ pub fn token(env: &Env) -> String {
 /// An HTTP client that shows redirects instead of following them.
 pub fn http() -> reqwest::Client {
     reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap()
+}
+
+/// An MCP client of an HTTP endpoint acting with a bearer token.
+pub struct Mcp(RunningService<RoleClient, ()>);
+
+impl Mcp {
+    /// Connects (and initializes) with `bearer`.
+    pub async fn connect(url: String, bearer: &str) -> Mcp {
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(bearer.to_owned());
+        Mcp(().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize"))
+    }
+
+    /// Calls a tool that must succeed; its structured result.
+    pub async fn ok(&self, tool: &str, args: Value) -> Value {
+        let Value::Object(args) = args else { panic!("arguments must be an object") };
+        let result = self.0.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args)).await.unwrap();
+        assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
+        result.structured_content.expect("structured content")
+    }
 }

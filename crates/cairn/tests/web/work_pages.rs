@@ -4,42 +4,12 @@
 //! answers other host names serves work pages only after a sign-in.
 
 use regex::Regex;
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 use crate::cairn_serve::Served;
-use crate::support::{Env, http, start, token};
+use crate::support::{Env, Mcp, http, start, token, token_as};
 
 const ALL: &str = "mcp:read,mcp:write,decisions:read,decisions:write";
-
-/// A work token of the local account for principal `name` of `kind` with `scopes`.
-fn token_as(env: &Env, name: &str, kind: &str, scopes: &str) -> String {
-    let out = env.cairn().args(["work", "token", "create", "--principal", name, "--kind", kind, "--scopes", scopes]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned()
-}
-
-/// An MCP client of `/mcp` acting with a bearer token.
-struct Mcp(RunningService<RoleClient, ()>);
-
-impl Mcp {
-    async fn connect(url: String, bearer: &str) -> Mcp {
-        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(bearer.to_owned());
-        Mcp(().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize /mcp"))
-    }
-
-    /// Calls a tool that must succeed; its structured result.
-    async fn ok(&self, tool: &str, args: Value) -> Value {
-        let Value::Object(args) = args else { panic!("arguments must be an object") };
-        let result = self.0.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args)).await.unwrap();
-        assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
-        result.structured_content.expect("structured content")
-    }
-}
 
 /// A urlencoded form body (the values here need no escaping).
 fn form(request: reqwest::RequestBuilder, fields: &[(&str, &str)]) -> reqwest::RequestBuilder {
@@ -150,17 +120,19 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     assert_eq!(forged.status(), 403, "no sign-in without the form token");
     let unknown = sign_in("cairn_01ABCDEFGHJKMNPQRSTVWXYZ00_nope", &csrf).send().await.unwrap();
     assert_eq!(unknown.status(), 401);
-    assert!(set_cookie(&unknown, "cairn_work_token").is_none(), "a bad token is not kept");
+    assert!(set_cookie(&unknown, "cairn_session").is_none(), "a bad token is not kept");
     let html = unknown.text().await.unwrap();
     assert!(html.contains(r#"<p class="error" id="signin-error">this token is unknown, expired or revoked"#), "{html}");
     assert_eq!(sign_in("", &csrf).send().await.unwrap().status(), 400, "an empty field");
 
-    // Ada signs in: an HttpOnly, SameSite=Strict cookie, and the board (and its claim button) act as Ada.
+    // Ada signs in: an HttpOnly, SameSite=Strict cookie holding a sign-in of its own (never the token), and the
+    // board (and its claim button) act as Ada.
     let signed = sign_in(&ada, &csrf).send().await.unwrap();
     assert_eq!(signed.status(), 303);
-    assert_eq!(signed.headers()["location"], "/work");
-    let cookie = set_cookie(&signed, "cairn_work_token").expect("the sign-in cookie");
+    assert_eq!(signed.headers()["location"], "/");
+    let cookie = set_cookie(&signed, "cairn_session").expect("the sign-in cookie");
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+    assert!(!cookie.contains(&ada) && !cookie.contains("Secure"), "no token in the cookie, no Secure over plain HTTP: {cookie}");
     let as_ada = format!("{browser}; {}", cookie.split(';').next().unwrap());
     let board = client.get(url("/work")).header("cookie", &as_ada).send().await.unwrap().text().await.unwrap();
     assert!(board.contains(r#"<span id="acting">Ada (person)</span>"#), "{board}");
@@ -177,7 +149,7 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     let wrong = form(client.post(url("/signin")).header("cookie", &as_ada), &[("csrf", &csrf), ("token", "cairn_x_y")]);
     let wrong = wrong.send().await.unwrap();
     assert_eq!(wrong.status(), 401);
-    assert!(set_cookie(&wrong, "cairn_work_token").is_none(), "a failed attempt keeps the earlier sign-in");
+    assert!(set_cookie(&wrong, "cairn_session").is_none(), "a failed attempt keeps the earlier sign-in");
     assert!(wrong.text().await.unwrap().contains("Signed in as <strong>Ada (person)</strong>"));
     let bearer = format!("Bearer%20{reader}");
     let pasted = form(client.post(url("/signin")).header("cookie", &browser), &[("csrf", &csrf), ("token", &bearer)]);
@@ -185,7 +157,7 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
 
     // A read-only token sees the board but may not claim: a page that says which scopes are missing.
     let signed = sign_in(&reader, &csrf).send().await.unwrap();
-    let as_rita = format!("{browser}; {}", set_cookie(&signed, "cairn_work_token").unwrap().split(';').next().unwrap());
+    let as_rita = format!("{browser}; {}", set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap());
     let board = client.get(url("/work")).header("cookie", &as_rita).send().await.unwrap();
     assert_eq!(board.status(), 200);
     assert!(board.text().await.unwrap().contains(r#"<span id="acting">Rita (person)</span>"#));
@@ -195,17 +167,21 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     assert_eq!(refused.status(), 403);
     let html = refused.text().await.unwrap();
     assert!(
-        html.contains("work_claim needs scopes mcp:write, decisions:write; this token has mcp:read, decisions:read; sign in with a token that has them at /signin"),
+        html.contains("POST /work/items/{id}/claim needs scopes mcp:write, decisions:write; this token has mcp:read, decisions:read; sign in at /signin with a token that has them"),
         "{html}"
     );
     assert!(html.contains(r#"<a href="/signin">Sign in</a>"#), "{html}");
     assert_eq!(item(&env, &writer, second).await["state"], "open", "the refused claim changed nothing");
 
-    // A cookie whose token no longer works is refused with what to do, not a 500.
-    let dead = format!("{browser}; cairn_work_token=cairn_01ABCDEFGHJKMNPQRSTVWXYZ00_gone");
-    let board = client.get(url("/work")).header("cookie", &dead).send().await.unwrap();
-    assert_eq!(board.status(), 401);
-    assert!(board.text().await.unwrap().contains("unknown, expired or revoked; sign in again at /signin"));
+    // A sign-in that no longer works is never taken for the local person: the browser forgets it and is sent to
+    // sign in again, with the reason.
+    let dead = format!("{browser}; cairn_session=gone");
+    let board = client.get(url("/work?x=1")).header("cookie", &dead).send().await.unwrap();
+    assert_eq!(board.status(), 303);
+    assert_eq!(board.headers()["location"], "/signin?ended=1&next=/work%3Fx%3D1");
+    assert!(set_cookie(&board, "cairn_session").unwrap().contains("Max-Age=0"), "the dead sign-in is forgotten");
+    let html = client.get(url("/signin?ended=1&next=/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("sign-in has ended (its token was revoked or expired)"), "{html}");
 
     // Signing out needs the form token, clears the cookie, and the board is the local person's again.
     let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &"0".repeat(64))]).send().await.unwrap();
@@ -213,8 +189,10 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &csrf)]).send().await.unwrap();
     assert_eq!(out.status(), 303);
     assert_eq!(out.headers()["location"], "/signin");
-    let cleared = set_cookie(&out, "cairn_work_token").expect("the cookie is cleared");
-    assert!(cleared.starts_with("cairn_work_token=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    let cleared = set_cookie(&out, "cairn_session").expect("the cookie is cleared");
+    assert!(cleared.starts_with("cairn_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
+    let ended = client.get(url("/work")).header("cookie", &as_rita).send().await.unwrap();
+    assert_eq!(ended.status(), 303, "the sign-in ended on the server too, not only in this browser");
     let board = client.get(url("/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
     assert!(board.contains(r#"<span id="acting">local person (person)</span>"#), "{board}");
 }
@@ -228,8 +206,8 @@ async fn a_server_answering_other_names_shows_work_pages_only_after_a_sign_in() 
     let served = Served::start(command).await;
     let client = http();
     let anonymous = client.get(served.url("/work")).send().await.unwrap();
-    assert_eq!(anonymous.status(), 401);
-    assert!(anonymous.text().await.unwrap().contains("its work pages need a sign-in: paste a work token"));
+    assert_eq!(anonymous.status(), 303, "a page without a sign-in sends the browser to sign in");
+    assert_eq!(anonymous.headers()["location"], "/signin?next=/work");
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["work", "token", "create", "--principal", "Ada", "--kind", "person", "--scopes", ALL])
@@ -242,11 +220,13 @@ async fn a_server_answering_other_names_shows_work_pages_only_after_a_sign_in() 
     let page = client.get(served.url("/signin")).send().await.unwrap();
     let browser = set_cookie(&page, "cairn_csrf").unwrap().split(';').next().unwrap().to_owned();
     let html = page.text().await.unwrap();
-    assert!(html.contains("the work pages need a sign-in"), "{html}");
-    let signed = form(client.post(served.url("/signin")).header("cookie", &browser), &[("csrf", &csrf_of(&html)), ("token", &ada)]);
-    let signed = signed.send().await.unwrap();
+    assert!(html.contains("This server needs a sign-in for every page."), "{html}");
+    let fields = [("csrf", csrf_of(&html)), ("token", ada.clone()), ("next", "/work".to_owned())];
+    let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let signed = form(client.post(served.url("/signin")).header("cookie", &browser), &fields).send().await.unwrap();
     assert_eq!(signed.status(), 303);
-    let cookie = format!("{browser}; {}", set_cookie(&signed, "cairn_work_token").unwrap().split(';').next().unwrap());
+    assert_eq!(signed.headers()["location"], "/work", "back to the page that asked for the sign-in");
+    let cookie = format!("{browser}; {}", set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap());
     let board = client.get(served.url("/work")).header("cookie", &cookie).send().await.unwrap();
     assert_eq!(board.status(), 200);
     assert!(board.text().await.unwrap().contains(r#"<span id="acting">Ada (person)</span>"#));

@@ -50,6 +50,15 @@ async fn missing_bad_and_revoked_tokens_get_401_with_the_metadata_challenge() {
 
     let bearer = made["token"].as_str().unwrap();
     assert_eq!(post(&mcp, Some(bearer)).await.status(), 200);
+    let huge = reqwest::Client::new()
+        .post(&mcp)
+        .bearer_auth(bearer)
+        .header("content-type", "application/json")
+        .body(vec![b' '; 2 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(huge.status(), 413);
     env.cli(&["token", "revoke", made["token_id"].as_str().unwrap()]).await;
     assert_eq!(post(&mcp, Some(bearer)).await.status(), 401, "a revoked token is refused at once");
 
@@ -63,15 +72,6 @@ async fn missing_bad_and_revoked_tokens_get_401_with_the_metadata_challenge() {
     assert_eq!(metadata["scopes_supported"], json!(["mcp:read", "mcp:write", "decisions:read", "decisions:write"]));
     let health = reqwest::get(format!("{base}/healthz")).await.unwrap();
     assert_eq!(health.status(), 200, "healthz needs no token");
-    let huge = reqwest::Client::new()
-        .post(&mcp)
-        .bearer_auth(bearer)
-        .header("content-type", "application/json")
-        .body(vec![b' '; 2 * 1024 * 1024])
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(huge.status(), 413);
     let foreign = reqwest::Client::new().post(&mcp).header("origin", "https://evil.example").send().await.unwrap();
     assert_eq!(foreign.status(), 403, "a foreign Origin is refused");
 }
