@@ -1,6 +1,6 @@
 //! The DNS-rebinding guard in front of every route: the `Host` header must name loopback (or an allowed host), and a
-//! browser's `Origin`, when sent, must be one of those hosts too. Anything else is `403 Forbidden` with a sentence
-//! saying how to allow the host.
+//! browser's `Origin`, when sent, must be one of those hosts too (`Origin: null`, sent by sandboxed frames and `file:`
+//! pages, never is). Anything else is `403 Forbidden` with a sentence saying how to allow the host.
 
 use std::sync::Arc;
 
@@ -52,7 +52,8 @@ fn verdict(hosts: &AllowedHosts, headers: &HeaderMap) -> Result<(), String> {
     }
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
         let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        if origin != "null" && !hosts.allows(authority) {
+        // `null` is what sandboxed frames, `file:` pages and data URLs send: never one of ours.
+        if origin == "null" || !hosts.allows(authority) {
             return Err(format!("Forbidden: Origin '{origin}' is not allowed."));
         }
     }
@@ -99,5 +100,6 @@ mod tests {
         let hosts = AllowedHosts::new(&[]);
         assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("http://127.0.0.1:7777"))).is_ok());
         assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("https://evil.example"))).is_err());
+        assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("null"))).is_err(), "Origin: null is foreign too");
     }
 }

@@ -8,6 +8,7 @@
 
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+mod access;
 mod api;
 #[path = "../common/database.rs"]
 mod database;

@@ -90,7 +90,7 @@ pub fn http() -> reqwest::Client {
 }
 
 /// An MCP client of an HTTP endpoint acting with a bearer token.
-pub struct Mcp(RunningService<RoleClient, ()>);
+pub struct Mcp(pub RunningService<RoleClient, ()>);
 
 impl Mcp {
     /// Connects (and initializes) with `bearer`.
