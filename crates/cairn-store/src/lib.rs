@@ -111,12 +111,17 @@ impl Store {
     /// Connects to `url` without migrating (for [`Store::migrate`] to report what it applies).
     pub async fn connect(url: &str) -> Result<Store, Error> {
         let backend = Backend::from_url(url).ok_or_else(|| Error::UnsupportedUrl(redact(url)))?;
-        if backend == Backend::Sqlite {
+        let creating;
+        let target = if backend == Backend::Sqlite {
             create_sqlite_folder(url)?;
-        }
+            creating = creating_sqlite_file(url);
+            creating.as_str()
+        } else {
+            url
+        };
         sqlx::any::install_default_drivers();
         let connect = |source| Error::Connect { url: redact(url), source };
-        let options = AnyConnectOptions::from_str(url).map_err(connect)?;
+        let options = AnyConnectOptions::from_str(target).map_err(connect)?;
         let pool = AnyPoolOptions::new()
             .max_connections(backend.max_connections())
             .test_before_acquire(backend.test_before_acquire())
@@ -201,6 +206,15 @@ impl Store {
 }
 
 /// Creates the folder of a `sqlite://PATH` database, so a fresh `$CAIRN_HOME` just works.
+/// `sqlite://PATH` made to create the file when it does not exist yet (`mode=rwc`), unless the URL sets a mode.
+fn creating_sqlite_file(url: &str) -> String {
+    match url.split_once('?') {
+        Some((_, query)) if query.split('&').any(|p| p.starts_with("mode=")) => url.to_owned(),
+        Some(_) => format!("{url}&mode=rwc"),
+        None => format!("{url}?mode=rwc"),
+    }
+}
+
 fn create_sqlite_folder(url: &str) -> Result<(), Error> {
     let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
     let path = path.split('?').next().unwrap_or_default();
@@ -259,6 +273,18 @@ mod tests {
         let again = Store::open(&url).await.unwrap();
         let n: i64 = sqlx::query("SELECT n FROM t").fetch_one(again.pool()).await.unwrap().get(0);
         assert_eq!(n, 7);
+    }
+
+    #[tokio::test]
+    async fn a_plain_sqlite_url_creates_its_file() {
+        let home = tempfile::tempdir().unwrap();
+        let path = home.path().join("new").join("cairn.db");
+        let store = Store::open(&format!("sqlite://{}", path.display())).await.unwrap();
+        store.ping().await.unwrap();
+        store.close().await;
+        assert!(path.is_file(), "sqlite://PATH makes the file, as the docs say");
+        assert_eq!(creating_sqlite_file("sqlite://a.db?mode=ro"), "sqlite://a.db?mode=ro", "an explicit mode stays");
+        assert_eq!(creating_sqlite_file("sqlite://a.db?cache=shared"), "sqlite://a.db?cache=shared&mode=rwc");
     }
 
     #[tokio::test]

@@ -10,5 +10,6 @@ mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
 mod db;
+mod deploy_doc;
 mod endpoints;
 mod shutdown;

@@ -198,6 +198,11 @@ enum Credential<'a> {
 
 /// Signs a browser in with `token`: its `Cookie:` header (CSRF cookie and sign-in).
 async fn sign_in(env: &Env, token: &str) -> String {
+    signed_in_browser(env, token).await.0
+}
+
+/// [`sign_in`], and the browser's form token.
+async fn signed_in_browser(env: &Env, token: &str) -> (String, String) {
     let client = http();
     let page = client.get(env.served.url("/signin")).send().await.unwrap();
     let csrf_cookie = page.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
@@ -219,7 +224,7 @@ async fn sign_in(env: &Env, token: &str) -> String {
         .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_owned())
         .find(|c| c.starts_with("cairn_session="))
         .unwrap();
-    format!("{csrf_cookie}; {session}")
+    (format!("{csrf_cookie}; {session}"), csrf)
 }
 
 /// Whether an answer is a refusal of the access layer (401, a redirect to sign in, or 403 insufficient_scope).
@@ -442,5 +447,35 @@ async fn origin_null_is_refused_like_any_foreign_origin() {
             let response = request.body("{}").send().await.unwrap();
             assert_eq!(response.status(), 403, "{path} with Origin: {origin}");
         }
+    }
+}
+
+#[tokio::test]
+async fn every_form_post_needs_the_form_token() {
+    let walk = Walk::start(Mode::RequireAuth).await;
+    let (cookie, csrf) = signed_in_browser(&walk.env, &walk.all).await;
+    let mut posts: Vec<&Rule> = RULES.iter().filter(|r| r.method == "POST" && matches!(r.door, Door::Page | Door::Open)).collect();
+    // Signing out ends the sign-in the other posts use: last.
+    posts.sort_by_key(|r| r.path == "/signout");
+    assert!(posts.len() >= 7, "the form posts: {posts:?}");
+    for rule in posts {
+        let url = walk.env.served.url(&rule.path.replace('{', "").replace('}', ""));
+        let post = |token: String| {
+            http()
+                .post(&url)
+                .header("cookie", &cookie)
+                .header("content-type", "application/x-www-form-urlencoded")
+                .body(format!("csrf={token}&transition=ship&token=&account_id=x&input="))
+        };
+        let forged = post("0".repeat(64)).send().await.unwrap();
+        assert_eq!(forged.status(), 403, "{} {} with a forged form token", rule.method, rule.path);
+        assert!(forged.text().await.unwrap().contains("security token is missing or stale"), "{}", rule.path);
+        let missing = http().post(&url).header("cookie", &cookie).header("content-type", "application/x-www-form-urlencoded");
+        let missing = missing.body("transition=ship").send().await.unwrap();
+        assert!(missing.status().is_client_error(), "{} without a form token: {}", rule.path, missing.status());
+        let genuine = post(csrf.clone()).send().await.unwrap();
+        let status = genuine.status();
+        let body = genuine.text().await.unwrap();
+        assert!(!body.contains("security token is missing or stale"), "{} with the form token: {status} {body}", rule.path);
     }
 }
