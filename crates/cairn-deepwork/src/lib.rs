@@ -17,6 +17,7 @@ pub mod deepschema;
 pub mod discovery;
 pub mod gate;
 pub mod glob;
+mod guarded_read;
 pub mod hooks;
 pub mod ids;
 pub mod job;

@@ -43,6 +43,7 @@ pub use ids::review_id;
 pub(crate) use ids::rule_part;
 
 use crate::glob::{self, Glob};
+use crate::guarded_read;
 use crate::review_rule::{ReferenceFile, ReviewRule, ReviewTask, Strategy};
 use crate::session_store::{Durability, write_atomic};
 use instructions::slash_path;
@@ -131,6 +132,7 @@ pub fn build_tasks(
                         path: root.join(&file),
                         label: file.clone(),
                         description: Some(FILE_UNDER_REVIEW.to_owned()),
+                        boundary: Some(root.to_path_buf()),
                     }];
                     references.extend(rule.reference_files.iter().cloned());
                     tasks.push(task(vec![file], references, Vec::new()));
@@ -154,6 +156,8 @@ pub fn rule_matches_any(rule: &ReviewRule, files: &[String], root: &Path) -> boo
 /// A rule's patterns, compiled, and where its directory is.
 struct Matcher<'a> {
     rule: &'a ReviewRule,
+    /// The project root.
+    root: &'a Path,
     /// The rule's directory relative to the root, `/`-separated; empty for the root itself.
     dir: String,
     include: Vec<Glob>,
@@ -162,7 +166,7 @@ struct Matcher<'a> {
 
 impl<'a> Matcher<'a> {
     /// `None` when the rule's directory is not inside `root` (such a rule matches nothing).
-    fn new(rule: &'a ReviewRule, root: &Path) -> Option<Matcher<'a>> {
+    fn new(rule: &'a ReviewRule, root: &'a Path) -> Option<Matcher<'a>> {
         let dir = match rule.rule_dir.strip_prefix(root) {
             Ok(relative) => slash_path(relative),
             Err(_) => {
@@ -172,6 +176,7 @@ impl<'a> Matcher<'a> {
         };
         Some(Matcher {
             rule,
+            root,
             dir,
             include: rule.include.iter().map(|p| Glob::new(p)).collect(),
             exclude: rule.exclude.iter().map(|p| Glob::new(p)).collect(),
@@ -197,12 +202,16 @@ impl<'a> Matcher<'a> {
     }
 
     /// Files the include patterns find on disk (root-relative) that are not in `files` and not excluded, sorted.
+    /// Files that resolve outside the project (through a linked directory or a linked file) are left out.
     fn unchanged(&self, files: &[String]) -> Vec<String> {
         let input: HashSet<&str> = files.iter().map(String::as_str).collect();
         let mut found = BTreeSet::new();
         for pattern in &self.rule.include {
             for path in glob::expand(&self.rule.rule_dir, pattern) {
                 let Ok(relative) = path.strip_prefix(&self.rule.rule_dir) else { continue };
+                if guarded_read::resolve(&path, Some(self.root)).is_err() {
+                    continue;
+                }
                 let relative = slash_path(relative);
                 if self.exclude.iter().any(|g| g.is_match(&relative)) {
                     continue;
@@ -306,7 +315,7 @@ pub fn instruction_files(root: &Path) -> Vec<(String, Vec<String>)> {
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             let id = name.strip_suffix(".md").filter(|id| !id.starts_with(".tmp"))?.to_owned();
-            let text = std::fs::read_to_string(entry.path()).ok()?;
+            let text = guarded_read::read_text(&entry.path(), Some(root), None).ok()?;
             Some((id, instructions::files_to_review(&text)))
         })
         .collect();
@@ -414,6 +423,7 @@ mod tests {
             path: root.path().join("guide.txt"),
             label: "guide.txt".to_owned(),
             description: None,
+            boundary: Some(root.path().to_path_buf()),
         }];
         let files = strings(&["src/b.rs", "docs/c.md", "a.md"]);
         let tasks = build_tasks(&[r], &files, root.path(), "claude", false);
