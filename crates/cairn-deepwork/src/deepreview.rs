@@ -4,7 +4,7 @@
 //! [`ReviewRule`]s: the YAML is parsed, validated against cairn's JSON Schema (`deepreview.schema.json`, draft 7),
 //! `instructions: {file: …}` is read, and paths are resolved against the file's directory, which is also the
 //! directory the rule's patterns are relative to. The `.deepreview` file, its instructions file and its reference
-//! files must resolve inside the project (see `guarded_read`): a file whose instructions or reference files lead out
+//! files must resolve inside the project (see `confined`): a file whose instructions or reference files lead out
 //! of it through `..`, an absolute path or a symbolic link fails to load, like one whose instructions file is missing.
 //!
 //! [`DeepreviewCache::load`] finds every `.deepreview` under a project root (spec §9.2, plus: directories and files
@@ -21,7 +21,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::guarded_read::{self, MAX_DEFINITION_BYTES, Refused};
+use crate::confined::{self, MAX_DEFINITION_BYTES, Refused};
 use crate::job::AdditionalContext;
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
@@ -142,7 +142,7 @@ fn parse_tracking(
     dependencies: &mut Vec<(PathBuf, Seen)>,
 ) -> Result<Vec<ReviewRule>, String> {
     let p = path.display();
-    let text = guarded_read::read_text(path, Some(root), Some(MAX_DEFINITION_BYTES))
+    let text = confined::read_text(path, Some(root), Some(MAX_DEFINITION_BYTES))
         .map_err(|err| format!("Failed to parse {p}: Failed to read YAML file {p}: {err}"))?;
     parse_text(&text, path, root, dependencies)
 }
@@ -217,7 +217,7 @@ fn parse_text(
                 let file_path = normalize(&dir.join(&file));
                 let seen = Seen::of(&file_path);
                 dependencies.push((file_path.clone(), seen));
-                match guarded_read::read_text(&file_path, Some(root), Some(MAX_DEFINITION_BYTES)) {
+                match confined::read_text(&file_path, Some(root), Some(MAX_DEFINITION_BYTES)) {
                     Ok(text) => text,
                     Err(err) if err.is_not_found() => {
                         return Err(format!(
@@ -240,7 +240,7 @@ fn parse_text(
             let absolute = normalize(&dir.join(&reference.path));
             dependencies.push((absolute.clone(), Seen::of(&absolute)));
             // A missing reference is only noted where it would be inlined; one leading out of the project is an error.
-            if let Err(err @ Refused::Outside { .. }) = guarded_read::resolve(&absolute, Some(root)) {
+            if let Err(err @ Refused::Outside { .. }) = confined::resolve(&absolute, Some(root)) {
                 return Err(format!(
                     "Reference file '{}' of rule '{name}' in {p} cannot be used: {err}",
                     reference.path

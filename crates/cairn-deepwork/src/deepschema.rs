@@ -8,7 +8,7 @@
 //! `<file>` beside it.
 //!
 //! A manifest found inside the project, and every file it names (`json_schema_path`, `examples`, `references`), must
-//! resolve inside the project (see `guarded_read`): a manifest leading out is reported as failing to parse, a file
+//! resolve inside the project (see `confined`): a manifest leading out is reported as failing to parse, a file
 //! entry leading out is reported and left out (the schema keeps the rest). A directory, a FIFO or a link to a device
 //! named `deepschema.yml` (or `.deepschema.<file>.yml`) is reported like any broken manifest.
 //!
@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::deepreview::validation_error;
-use crate::guarded_read::{self, MAX_DEFINITION_BYTES, boundary_for};
+use crate::confined::{self, MAX_DEFINITION_BYTES, boundary_for};
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
 use cairn_yaml as yaml;
@@ -115,7 +115,7 @@ impl FileRef {
 /// Reads one manifest, which must resolve inside `boundary` when given. An empty file is an empty schema.
 pub fn parse_manifest(path: &Path, boundary: Option<&Path>) -> Result<SchemaManifest, String> {
     let p = path.display();
-    let text = guarded_read::read_text(path, boundary, Some(MAX_DEFINITION_BYTES))
+    let text = confined::read_text(path, boundary, Some(MAX_DEFINITION_BYTES))
         .map_err(|err| format!("Failed to parse {p}: Failed to read YAML file {p}: {err}"))?;
     let doc = yaml::parse(&text).map_err(|err| format!("Failed to parse {p}: Failed to parse YAML file {p}: {err}"))?;
     if doc.value.is_null() {
@@ -134,7 +134,7 @@ pub struct ResolvedPath {
     pub written: String,
     /// Absolute, relative to the directory of the manifest that wrote it.
     pub absolute: PathBuf,
-    /// Where it must resolve to be read: the project root when that manifest is in the project (see `guarded_read`).
+    /// Where it must resolve to be read: the project root when that manifest is in the project (see `confined`).
     pub boundary: Option<PathBuf>,
 }
 
@@ -445,7 +445,7 @@ fn rule_for(
     // A named file is usable when it resolves inside the boundary; `required` ones must also exist.
     let mut usable = |written: &str, absolute: &Path, boundary: Option<&Path>, kind: &str, required: bool| {
         checked.push((absolute.to_path_buf(), Seen::of(absolute)));
-        let problem = match guarded_read::resolve(absolute, boundary) {
+        let problem = match confined::resolve(absolute, boundary) {
             Ok(_) => return true,
             Err(err) if err.is_not_found() && !required => return true,
             Err(err) if err.is_not_found() => format!("not found (resolved to {})", absolute.display()),

@@ -5,7 +5,7 @@
 //! named `job.yml`, whatever that entry is (a directory, a FIFO or a link to a device is reported as broken, not
 //! passed over). The first directory of a given name wins, for listing and for starting alike, whether it parses or
 //! not (a broken project copy is reported, not silently replaced by the standard job of the same name). A job found
-//! inside the project must resolve inside it (see `guarded_read`). Parsed jobs are cached by path and invalidated when
+//! inside the project must resolve inside it (see `confined`). Parsed jobs are cached by path and invalidated when
 //! job.yml's size or modification time changes, so repeated calls do not re-read or re-parse anything.
 
 use std::collections::{HashMap, HashSet};
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::guarded_read::boundary_for;
+use crate::confined::boundary_for;
 use crate::job::{JobDefinition, load_job};
 
 /// A job directory that failed to load.

@@ -33,7 +33,7 @@ use serde_json::{Map, Value, json};
 
 use crate::changed_files::git_command;
 use crate::deepschema::{DeepSchema, ResolvedPath, schema_folders};
-use crate::guarded_read;
+use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::glob::Glob;
 use crate::project_files::normalize;
@@ -310,7 +310,7 @@ fn shown(root: &Path, path: &Path) -> String {
 /// file or leads out of the project (a schema of cairn's own folders or of configured ones may lie anywhere).
 fn json_schema_failure(file: &Path, json_schema: &ResolvedPath, root: &Path) -> Option<String> {
     let schema_shown = shown(root, &json_schema.absolute);
-    let schema_text = match guarded_read::read_text(&json_schema.absolute, json_schema.boundary.as_deref(), None) {
+    let schema_text = match confined::read_text(&json_schema.absolute, json_schema.boundary.as_deref(), None) {
         Ok(text) => text,
         Err(err) => return Some(format!("Cannot read the JSON Schema {schema_shown}: {err}")),
     };
@@ -327,7 +327,7 @@ fn json_schema_failure(file: &Path, json_schema: &ResolvedPath, root: &Path) -> 
         Ok(validator) => validator,
         Err(err) => return Some(format!("Cannot use the JSON Schema {schema_shown}: {err}")),
     };
-    let text = match guarded_read::read_bytes(file, Some(root), None) {
+    let text = match confined::read_bytes(file, Some(root), None) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => return Some("Cannot parse the file: it is not UTF-8 text".to_owned()),

@@ -12,12 +12,12 @@
 //! instruction files; [`reviews`] holds the facade's review operations.
 
 pub mod changed_files;
+mod confined;
 pub mod deepreview;
 pub mod deepschema;
 pub mod discovery;
 pub mod gate;
 pub mod glob;
-mod guarded_read;
 pub mod hooks;
 pub mod ids;
 pub mod job;

@@ -30,7 +30,7 @@ use std::time::{Duration, SystemTime};
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::guarded_read::{self, MAX_DEFINITION_BYTES};
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 
 /// Directory names never searched (virtual environments, caches, version control).
 pub(crate) const SKIPPED_DIRS: [&str; 10] = [
@@ -371,7 +371,7 @@ fn ignore_file(base: &Path, file: &Path) -> Option<Gitignore> {
     if !std::fs::symlink_metadata(file).is_ok_and(|meta| meta.is_file()) {
         return None;
     }
-    let bytes = match guarded_read::read_bytes(file, None, Some(MAX_DEFINITION_BYTES)) {
+    let bytes = match confined::read_bytes(file, None, Some(MAX_DEFINITION_BYTES)) {
         Ok(bytes) => bytes,
         Err(err) => {
             tracing::warn!("ignore file {} is not used: {err}", file.display());
@@ -393,10 +393,10 @@ fn git_common_dir(dot_git: &Path) -> Option<PathBuf> {
     if dot_git.is_dir() {
         return Some(dot_git.to_path_buf());
     }
-    let text = guarded_read::read_text(dot_git, None, Some(MAX_DEFINITION_BYTES)).ok()?;
+    let text = confined::read_text(dot_git, None, Some(MAX_DEFINITION_BYTES)).ok()?;
     let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     let gitdir = dot_git.parent()?.join(gitdir);
-    match std::fs::read_to_string(gitdir.join("commondir")) {
+    match confined::read_text(&gitdir.join("commondir"), None, Some(MAX_DEFINITION_BYTES)) {
         Ok(common) => Some(normalize(&gitdir.join(common.trim()))),
         Err(_) => Some(gitdir),
     }

@@ -6,8 +6,9 @@
 //! inside the root, the file lies under it, and the path relative to it matches an include pattern and no exclude
 //! pattern. Per rule, in rule order: `individual` gives one task per matched file (that file inlined first as a
 //! reference, described as the file under review), `matches_together` one task over the matched files (plus, when
-//! asked, the files its include patterns find on disk that are not in the input and not excluded), and
-//! `all_changed_files` one task over the whole input when anything matched. Files keep the order of the input.
+//! asked, the files its include patterns find on disk that are not in the input, not excluded and not leading out
+//! of the project), and `all_changed_files` one task over the whole input when anything matched. Files keep the order
+//! of the input.
 //! A task with exactly one file gets the literal `{file_path}` in its instructions replaced by that file (DeepWork
 //! leaves it as it is). Catch-all rules are dropped when the caller passed the files explicitly.
 //!
@@ -26,9 +27,12 @@
 //! `get_review_instructions` (or two agents) delete each other's pending files. cairn deletes such a file only when
 //! it has not been written for an hour ([`STALE_AFTER`]); a review cycle that is still running rewrites its files
 //! each time it asks, which keeps them. Left-over temporary files older than that go too. Passed reviews' files stay.
+//! The directory is neither created, written nor cleaned up when it resolves outside the project (a repository could
+//! ship it as a link to a directory of the user's); the call fails and says so.
 //!
 //! **Passing** ([`mark_passed`]): the id must be non-blank and free of `..`, `/`, `\` and NUL (DeepWork only refuses
-//! `..` and a leading `/`, and fails with an I/O error on other slashes).
+//! `..` and a leading `/`, and fails with an I/O error on other slashes). The marker replaces whatever is there, so a
+//! marker that is a link is replaced by the marker, not written through.
 
 mod format;
 mod ids;
@@ -42,8 +46,8 @@ pub use format::{NO_TASKS, format_tasks};
 pub use ids::review_id;
 pub(crate) use ids::rule_part;
 
+use crate::confined;
 use crate::glob::{self, Glob};
-use crate::guarded_read;
 use crate::review_rule::{ReferenceFile, ReviewRule, ReviewTask, Strategy};
 use crate::session_store::{Durability, write_atomic};
 use instructions::slash_path;
@@ -209,7 +213,7 @@ impl<'a> Matcher<'a> {
         for pattern in &self.rule.include {
             for path in glob::expand(&self.rule.rule_dir, pattern) {
                 let Ok(relative) = path.strip_prefix(&self.rule.rule_dir) else { continue };
-                if guarded_read::resolve(&path, Some(self.root)).is_err() {
+                if confined::resolve(&path, Some(self.root)).is_err() {
                     continue;
                 }
                 let relative = slash_path(relative);
@@ -263,8 +267,7 @@ fn write_instruction_files_with(
     tasks: Vec<ReviewTask>,
     timeout: Duration,
 ) -> Result<Vec<PendingReview>, String> {
-    let dir = instructions_dir(root);
-    std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
+    let dir = scratch_dir(root)?;
     remove_stale(&dir, STALE_AFTER);
 
     let pending = not_passed(root, tasks);
@@ -315,7 +318,7 @@ pub fn instruction_files(root: &Path) -> Vec<(String, Vec<String>)> {
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             let id = name.strip_suffix(".md").filter(|id| !id.starts_with(".tmp"))?.to_owned();
-            let text = guarded_read::read_text(&entry.path(), Some(root), None).ok()?;
+            let text = confined::read_text(&entry.path(), Some(root), None).ok()?;
             Some((id, instructions::files_to_review(&text)))
         })
         .collect();
@@ -360,16 +363,27 @@ pub fn mark_passed(root: &Path, review_id: &str) -> Result<String, String> {
     if matches!(review_id, "." | "..") || review_id.contains(['/', '\\', '\0']) {
         return Err("Validation error: review_id must not contain path traversal sequences.".to_owned());
     }
-    let dir = instructions_dir(root);
-    let marker = dir.join(format!("{review_id}.passed"));
-    std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&marker, b"")).map_err(|err| {
+    let marker = instructions_dir(root).join(format!("{review_id}.passed"));
+    let failed = |err: &dyn std::fmt::Display| {
         format!(
             "Could not mark review '{review_id}' as passed: writing {} failed: {err}. Check that the project's \
                  .deepwork/tmp directory is writable, then call mark_review_as_passed again.",
             marker.display()
         )
-    })?;
+    };
+    scratch_dir(root).map_err(|err| failed(&err))?;
+    // Replaced, not written through: a marker that is a link must not truncate the file it points at.
+    write_atomic(&marker, b"", Durability::Replaced).map_err(|err| failed(&err))?;
     Ok(format!("Review '{review_id}' marked as passed."))
+}
+
+/// The instruction directory, created when missing; refused when it (or the parent it would be created in) resolves
+/// outside the project, since cairn writes there and deletes stale files there.
+fn scratch_dir(root: &Path) -> Result<PathBuf, String> {
+    let dir = instructions_dir(root);
+    confined::check_inside(&dir, root).map_err(|err| format!("{} cannot be used: {err}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
+    Ok(dir)
 }
 
 #[cfg(test)]

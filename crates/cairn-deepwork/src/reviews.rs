@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::changed_files::{changed_files, reference_root};
 use crate::deepschema::{NamedSchemaInfo, schema_folders};
 use crate::glob::is_catch_all;
-use crate::guarded_read::{self, Refused};
+use crate::confined::{self, Refused};
 use crate::ids::check_path_id;
 use crate::review::{
     build_tasks, format_tasks, has_passed, instruction_files, mark_passed, not_passed, review_id, root_relative,
@@ -291,7 +291,7 @@ fn leave_out_outside(root: &Path, files: Vec<String>, rules: &[ReviewRule]) -> (
     let mut kept = Vec::with_capacity(files.len());
     let mut left_out = Vec::new();
     for file in files {
-        match guarded_read::resolve(&root.join(&file), Some(root)) {
+        match confined::resolve(&root.join(&file), Some(root)) {
             Err(err @ Refused::Outside { .. }) => {
                 if rules.iter().any(|rule| rule_matches_any(rule, std::slice::from_ref(&file), root)) {
                     left_out.push(format!("{file}: {err}"));

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::deepreview::DeepreviewCache;
 use crate::deepschema::DeepschemaCache;
 use crate::discovery::{JobCache, LoadError, find_job_dir, holds_job_file, job_folders, load_all};
-use crate::guarded_read::{self, MAX_DEFINITION_BYTES};
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 use crate::gate::{self, GateInput};
 use crate::ids::{check_path_id, is_job_name};
 use crate::job::{ArgumentType, JOB_SCHEMA, JobDefinition, parse_job};
@@ -331,7 +331,7 @@ impl Deepwork {
         }
         prepare_tmp_dir(root);
         let schema = root.join(".deepwork").join("job.schema.json");
-        if guarded_read::read_text(&schema, Some(root), Some(MAX_DEFINITION_BYTES)).ok().as_deref() != Some(JOB_SCHEMA)
+        if confined::read_text(&schema, Some(root), Some(MAX_DEFINITION_BYTES)).ok().as_deref() != Some(JOB_SCHEMA)
             && let Err(err) = write_atomic(&schema, JOB_SCHEMA.as_bytes(), Durability::Replaced)
         {
             tracing::warn!("could not write {}: {err}", schema.display());
@@ -619,7 +619,7 @@ impl Deepwork {
                         let Some(path) = path.as_str() else {
                             return Err(Error::Failed(format!("Output '{name}': all paths must be strings")));
                         };
-                        let full = confined(root, path).ok_or_else(|| {
+                        let full = lexically_inside(root, path).ok_or_else(|| {
                             Error::Failed(format!(
                                 "Output '{name}': path '{path}' is outside the project root {}. Give a path inside \
                                  the project, relative to its root.",
@@ -755,7 +755,7 @@ impl Deepwork {
         }
         let store = SessionStore::new(root, &self.config.platform);
         let path = store.session_job_dir(session_id, job_name).join("job.yml");
-        let text = guarded_read::read_text(&path, Some(root), Some(MAX_DEFINITION_BYTES)).map_err(|_| not_found())?;
+        let text = confined::read_text(&path, Some(root), Some(MAX_DEFINITION_BYTES)).map_err(|_| not_found())?;
         Ok(SessionJob { job_name: job_name.to_owned(), job_definition_yaml: text })
     }
 
@@ -840,7 +840,7 @@ fn check_output_file(name: &str, path: &str, full: &Path, root: &Path) -> Result
              to its root."
         ))
     };
-    let real = match guarded_read::resolve(full, Some(root)) {
+    let real = match confined::resolve(full, Some(root)) {
         Ok(real) => real,
         Err(err) if err.is_not_found() => {
             return Err(Error::Failed(format!("Output '{name}': file not found at '{path}'")));
@@ -849,13 +849,13 @@ fn check_output_file(name: &str, path: &str, full: &Path, root: &Path) -> Result
     };
     match std::fs::metadata(&real) {
         Ok(meta) if meta.is_file() || meta.is_dir() => Ok(()),
-        Ok(_) => Err(refused(&guarded_read::Refused::NotRegular)),
+        Ok(_) => Err(refused(&confined::Refused::NotRegular)),
         Err(err) => Err(refused(&err)),
     }
 }
 
 /// `root/path`, normalised, if it stays inside `root` (absolute paths inside the root are accepted too).
-fn confined(root: &Path, path: &str) -> Option<PathBuf> {
+fn lexically_inside(root: &Path, path: &str) -> Option<PathBuf> {
     let joined = root.join(path);
     let mut normal = PathBuf::new();
     for component in joined.components() {
@@ -879,9 +879,9 @@ mod tests {
     #[test]
     fn output_paths_stay_in_the_project() {
         let root = Path::new("/p");
-        assert_eq!(confined(root, "a/../b.md"), Some(PathBuf::from("/p/b.md")));
-        assert_eq!(confined(root, "/p/x"), Some(PathBuf::from("/p/x")));
-        assert_eq!(confined(root, "../etc/passwd"), None);
-        assert_eq!(confined(root, "/etc/passwd"), None);
+        assert_eq!(lexically_inside(root, "a/../b.md"), Some(PathBuf::from("/p/b.md")));
+        assert_eq!(lexically_inside(root, "/p/x"), Some(PathBuf::from("/p/x")));
+        assert_eq!(lexically_inside(root, "../etc/passwd"), None);
+        assert_eq!(lexically_inside(root, "/etc/passwd"), None);
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use crate::guarded_read;
+use crate::confined;
 use crate::review_rule::ReviewTask;
 
 /// Longest paths part kept as it is (in characters).
@@ -70,7 +70,7 @@ fn content_hash(task: &ReviewTask, root: &Path) -> String {
 /// A file's text as Python's text mode reads it: UTF-8, with CRLF and lone CR turned into LF. `None` when the file
 /// cannot be read, is not UTF-8, is not a regular file or resolves outside `root`.
 fn read_text(path: &Path, root: &Path) -> Option<String> {
-    let text = guarded_read::read_text(path, Some(root), None).ok()?;
+    let text = confined::read_text(path, Some(root), None).ok()?;
     Some(universal_newlines(text))
 }
 

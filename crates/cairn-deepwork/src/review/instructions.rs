@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::guarded_read;
+use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::review_rule::{ReferenceFile, ReviewTask};
 
@@ -208,7 +208,7 @@ fn read_reference(file: &ReferenceFile, budget: usize) -> Result<(String, Option
     let fail = |err: &dyn std::fmt::Display| format!("{}: {err}", path.display());
     // A little more than the budget, so a file that only fits once its CRLFs are LFs is still read whole.
     let max = u64::try_from(budget).unwrap_or(u64::MAX).saturating_add(4);
-    let (bytes, size) = guarded_read::read_prefix(path, file.boundary.as_deref(), max).map_err(|err| fail(&err))?;
+    let (bytes, size) = confined::read_prefix(path, file.boundary.as_deref(), max).map_err(|err| fail(&err))?;
     let whole = bytes.len() as u64 == size;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
@@ -217,9 +217,9 @@ fn read_reference(file: &ReferenceFile, budget: usize) -> Result<(String, Option
             let valid = err.utf8_error().valid_up_to();
             let mut bytes = err.into_bytes();
             bytes.truncate(valid);
-            String::from_utf8(bytes).map_err(|_| fail(&guarded_read::Refused::NotUtf8))?
+            String::from_utf8(bytes).map_err(|_| fail(&confined::Refused::NotUtf8))?
         }
-        Err(_) => return Err(fail(&guarded_read::Refused::NotUtf8)),
+        Err(_) => return Err(fail(&confined::Refused::NotUtf8)),
     };
     Ok((super::ids::universal_newlines(text), (!whole).then_some(size)))
 }

@@ -21,8 +21,8 @@ const TOO_LARGE: &str = "it is too large: 52428800 bytes, over the limit of 1048
 /// What a link to `/dev/zero` in the project at `root` is refused with: it leads out of the project.
 fn dev_zero(root: &Path) -> String {
     format!(
-        "it resolves to /dev/zero, outside the project root {}; files outside the project are never read (a symbolic \
-         link must point inside the project too)",
+        "it resolves to /dev/zero, outside the project root {}; files outside the project are never read or \
+         written (a symbolic link must point inside the project too)",
         root.display()
     )
 }

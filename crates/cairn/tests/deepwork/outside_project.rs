@@ -45,8 +45,8 @@ fn link(target: &Path, at: &Path) {
 /// Why a file leading to `real` is not read, as cairn says it.
 fn outside_reason(real: &Path, root: &Path) -> String {
     format!(
-        "it resolves to {}, outside the project root {}; files outside the project are never read (a symbolic link \
-         must point inside the project too)",
+        "it resolves to {}, outside the project root {}; files outside the project are never read or written (a \
+         symbolic link must point inside the project too)",
         real.display(),
         root.display()
     )
@@ -318,4 +318,46 @@ fn deepschema_write_hook_reads_nothing_outside() {
     let output = repo.hook("deepschema_write", &write_event(&repo, "cfg/app.json"));
     let text = additional_context(&output);
     assert!(text.ends_with(&format!("\n\nCannot read the JSON Schema cfg/s.json: {reason}")), "{text}");
+}
+
+/// A review instruction directory that is a link out of the project is neither written nor cleaned up (cairn deleted
+/// every `.md` file there that looked stale), and a `.passed` marker that is a link is replaced, not written through.
+#[tokio::test(flavor = "multi_thread")]
+async fn scratch_files_are_not_written_outside() {
+    let notes = outside();
+    let diary = notes.path().join("diary.md");
+    std::fs::write(&diary, "Dear diary\n").unwrap();
+    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 60 * 60);
+    std::fs::File::options().write(true).open(&diary).unwrap().set_modified(two_hours_ago).unwrap();
+    let project = Project::new();
+    project.write(".deepreview", MD_RULE);
+    project.write("docs/real.md", "# Real\n");
+    let root = project.root();
+    let dir = root.join(".deepwork/tmp/review_instructions");
+    link(notes.path(), &dir);
+    let client = project.connect(Transport::Stdio).await;
+
+    let reason = outside_reason(&real(notes.path()), &root);
+    let text = client.text_ok("get_review_instructions", json!({"files": ["docs/real.md"]})).await;
+    assert_eq!(
+        text,
+        format!("Review error: Error writing instruction files: {} cannot be used: {reason}", dir.display())
+    );
+    let id = "md--docs-real.md--0123456789ab";
+    let text = client.text_ok("mark_review_as_passed", json!({"review_id": id})).await;
+    assert!(text.starts_with(&format!("Could not mark review '{id}' as passed: ")), "{text}");
+    assert!(text.contains(&format!("{} cannot be used: {reason}", dir.display())), "{text}");
+    let mut left: Vec<String> =
+        std::fs::read_dir(notes.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    left.sort();
+    assert_eq!(left, ["diary.md", "secret.txt"], "nothing written or deleted outside");
+
+    std::fs::remove_file(&dir).unwrap();
+    link(&diary, &dir.join(format!("{id}.passed")));
+    let text = client.text_ok("mark_review_as_passed", json!({"review_id": id})).await;
+    assert_eq!(text, format!("Review '{id}' marked as passed."));
+    assert_eq!(std::fs::read_to_string(&diary).unwrap(), "Dear diary\n");
+    let marker = std::fs::symlink_metadata(dir.join(format!("{id}.passed"))).unwrap();
+    assert!(marker.is_file() && marker.len() == 0, "the marker replaced the link");
+    client.close().await;
 }

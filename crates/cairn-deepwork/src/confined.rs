@@ -1,4 +1,5 @@
-//! Reading a file whose name comes from a project's files or from an agent's arguments.
+//! Files whose names come from a project's files or from an agent's arguments: read only inside the project, only
+//! regular files, only so much; and cairn's scratch directories written only inside the project.
 //!
 //! A cloned repository is not trusted: its `job.yml`, `.deepreview` and DeepSchema files, and the files they name,
 //! could point anywhere through a `..`, an absolute path or a symbolic link, and a file could be a directory, a FIFO
@@ -12,6 +13,10 @@
 //!   waiting for a writer or reads forever.
 //! * **Bounded.** Definition files (`job.yml`, `.deepreview`, DeepSchemas, instructions files) may be at most
 //!   [`MAX_DEFINITION_BYTES`]; a larger one is refused from its size alone, without being read.
+//! * **Writes stay home.** Before cairn creates or cleans a scratch directory under `.deepwork/tmp`, [`check_inside`]
+//!   makes sure it (or, while it does not exist, its nearest existing parent) resolves inside the project: a
+//!   repository shipping `.deepwork/tmp/review_instructions` as a link to a directory of the user's must not get cairn
+//!   to write there, or to delete the stale-looking `.md` files it finds there.
 
 use std::fmt;
 use std::fs::File;
@@ -60,8 +65,8 @@ impl fmt::Display for Refused {
         match self {
             Refused::Outside { real, root } => write!(
                 f,
-                "it resolves to {}, outside the project root {}; files outside the project are never read (a \
-                 symbolic link must point inside the project too)",
+                "it resolves to {}, outside the project root {}; files outside the project are never read or \
+                 written (a symbolic link must point inside the project too)",
                 real.display(),
                 root.display()
             ),
@@ -98,6 +103,21 @@ pub(crate) fn resolve(path: &Path, boundary: Option<&Path>) -> Result<PathBuf, R
         }
     }
     Ok(real)
+}
+
+/// Checks that `path`, or while it does not exist its nearest existing ancestor, resolves inside `root`: the test
+/// before cairn creates, writes or cleans up something at `path`.
+pub(crate) fn check_inside(path: &Path, root: &Path) -> Result<(), Refused> {
+    let mut probe = path;
+    loop {
+        match resolve(probe, Some(root)) {
+            Err(err) if err.is_not_found() => match probe.parent() {
+                Some(parent) => probe = parent,
+                None => return Err(err),
+            },
+            outcome => return outcome.map(|_| ()),
+        }
+    }
 }
 
 /// Opens a regular file at `path` (see [`resolve`]) and returns it with its size.
@@ -198,6 +218,19 @@ mod tests {
 
         std::fs::write(root.join("latin1"), [0xe9]).unwrap();
         assert!(matches!(read_text(&root.join("latin1"), None, None), Err(Refused::NotUtf8)));
+    }
+
+    #[test]
+    fn scratch_directories_must_resolve_inside() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join(".deepwork")).unwrap();
+        std::fs::create_dir(dir.path().join("notes")).unwrap();
+        let scratch = root.join(".deepwork/tmp/review_instructions");
+        check_inside(&scratch, &root).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("notes"), root.join(".deepwork/tmp")).unwrap();
+        let err = check_inside(&scratch, &root).unwrap_err();
+        assert!(matches!(err, Refused::Outside { .. }), "{err}");
     }
 
     #[test]
