@@ -322,6 +322,10 @@ pub fn is_catch_all(patterns: &[String]) -> bool {
 /// Python, a pattern with a `..` component yields nothing either: expansion stays below `dir`. A `**`
 /// inside a longer component (`a**b`), which Python 3.11 rejects, acts like `*` (Python 3.13's reading). A pattern
 /// ending in `/` selects only directories, so it yields nothing here.
+///
+/// Consecutive `**` components are one (they select the same directories). An expansion stops after
+/// [`MAX_EXPANSION_STEPS`] directory visits and keeps what it found by then: wildcard components pass through
+/// symbolic links, so a few links back up the tree could otherwise make `*/*/*/…` take forever.
 pub fn expand(dir: &Path, pattern: &str) -> Vec<PathBuf> {
     if pattern.is_empty() || pattern.starts_with('/') || pattern.ends_with('/') || !dir.is_dir() {
         return Vec::new();
@@ -332,14 +336,22 @@ pub fn expand(dir: &Path, pattern: &str) -> Vec<PathBuf> {
     if parts.is_empty() || parts.contains(&"..") {
         return Vec::new();
     }
-    let components: Vec<Component> = parts.into_iter().map(Component::parse).collect();
+    let mut components: Vec<Component> = parts.into_iter().map(Component::parse).collect();
+    components.dedup_by(|a, b| matches!((a, b), (Component::Recursive, Component::Recursive)));
     let mut found = Vec::new();
-    select(dir.to_path_buf(), &components, &mut found);
+    let mut steps_left = MAX_EXPANSION_STEPS;
+    select(dir.to_path_buf(), &components, &mut found, &mut steps_left);
+    if steps_left == 0 {
+        tracing::warn!("expanding {pattern:?} in {} stopped after {MAX_EXPANSION_STEPS} steps", dir.display());
+    }
     found.retain(|path| fs::metadata(path).is_ok_and(|meta| meta.is_file()));
     found.sort_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
     found.dedup();
     found
 }
+
+/// The most directory visits one [`expand`] makes.
+pub const MAX_EXPANSION_STEPS: usize = 200_000;
 
 /// One `/`-separated component of a `Path.glob` pattern.
 #[derive(Debug)]
@@ -364,8 +376,13 @@ impl Component {
     }
 }
 
-/// Walks `components` from `base`, pushing every path the last component selects (files and directories alike).
-fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>) {
+/// Walks `components` from `base`, pushing every path the last component selects (files and directories alike),
+/// for at most `steps_left` more visits.
+fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>, steps_left: &mut usize) {
+    if *steps_left == 0 {
+        return;
+    }
+    *steps_left -= 1;
     let Some((first, rest)) = components.split_first() else {
         out.push(base);
         return;
@@ -377,25 +394,28 @@ fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>) {
             let path = base.join(name);
             let selected = if need_dir { path.is_dir() } else { fs::symlink_metadata(&path).is_ok() };
             if selected {
-                select(path, rest, out);
+                select(path, rest, out, steps_left);
             }
         }
         Component::Wild(tokens) => {
             for (name, path, is_dir, _) in list_dir(&base) {
                 if (!need_dir || is_dir) && fnmatch(tokens, &name) {
-                    select(path, rest, out);
+                    select(path, rest, out, steps_left);
                 }
             }
         }
         Component::Recursive => {
             let mut dirs = vec![base];
             while let Some(dir) = dirs.pop() {
+                if *steps_left == 0 {
+                    return;
+                }
                 for (_, path, is_dir, is_symlink) in list_dir(&dir) {
                     if is_dir && !is_symlink {
                         dirs.push(path);
                     }
                 }
-                select(dir, rest, out);
+                select(dir, rest, out, steps_left);
             }
         }
     }
@@ -897,5 +917,19 @@ mod tests {
         // A literal or `*` component does go through the symlink, as in Python.
         assert_eq!(expanded(d, "link/main.py"), ["link/main.py"]);
         assert!(expanded(d, "*/main.py").contains(&"link/main.py".to_owned()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn expansion_work_is_bounded() {
+        let t = tree();
+        let d = t.path();
+        // Two links back to the directory itself: `*/*/…/*` has 2^39 spellings of it before the links stop resolving.
+        std::os::unix::fs::symlink(".", d.join("up1")).expect("symlink");
+        std::os::unix::fs::symlink(".", d.join("up2")).expect("symlink");
+        let found = expand(d, &format!("{}app.py", "*/".repeat(39)));
+        assert!(!found.is_empty() && found.iter().all(|p| p.ends_with("app.py")), "{found:?}");
+        // Thousands of `**` are one.
+        assert_eq!(expanded(d, &format!("{}*.md", "**/".repeat(5000))), expanded(d, "**/*.md"));
     }
 }
