@@ -483,6 +483,19 @@ mod tests {
     }
 
     #[test]
+    fn unchanged_files_leading_out_of_the_project_are_left_out() {
+        let outside = project(&["notes.md", "deep/secret.md"]);
+        let root = project(&["docs/a.md", "docs/b.md"]);
+        std::os::unix::fs::symlink(outside.path().join("notes.md"), root.path().join("docs/leak.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("docs/ext")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("docs/b.md"), root.path().join("docs/alias.md")).unwrap();
+        let mut r = rule(root.path(), "docs", &["docs/*.md", "docs/*/*.md", "../*.md"], Strategy::MatchesTogether);
+        r.unchanged_matching_files = true;
+        let tasks = build_tasks(&[r], &strings(&["docs/a.md"]), root.path(), "claude", false);
+        assert_eq!(tasks[0].unchanged_matching_files, strings(&["docs/alias.md", "docs/b.md"]));
+    }
+
+    #[test]
     fn all_changed_files_takes_the_whole_input_when_anything_matches() {
         let root = project(&[]);
         let r = rule(root.path(), "tripwire", &["Cargo.lock"], Strategy::AllChangedFiles);
