@@ -449,6 +449,25 @@ python_style:
     }
 
     #[test]
+    fn instructions_files_over_the_limit_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".deepreview");
+        write(&path, &RULE.replace("i.md", "big.md"));
+        std::fs::File::create(dir.path().join("big.md")).unwrap().set_len(MAX_DEFINITION_BYTES + 1).unwrap();
+        let err = parse_file(&path, dir.path()).unwrap_err();
+        let big = dir.path().join("big.md");
+        assert_eq!(
+            err,
+            format!(
+                "Failed to read instructions file {} (rule 'r' in {}): it is too large: 1048577 bytes, over the limit \
+                 of 1048576 bytes",
+                big.display(),
+                path.display()
+            )
+        );
+    }
+
+    #[test]
     fn finds_files_deepest_first_then_by_path() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();

@@ -347,6 +347,19 @@ async fn scratch_files_are_not_written_outside() {
     let text = client.text_ok("mark_review_as_passed", json!({"review_id": id})).await;
     assert!(text.starts_with(&format!("Could not mark review '{id}' as passed: ")), "{text}");
     assert!(text.contains(&format!("{} cannot be used: {reason}", dir.display())), "{text}");
+    // The quality gate neither.
+    project.git_init();
+    project.write("docs/new.md", "# New\n");
+    client.ok("start_workflow", start("research", "full", "s1")).await;
+    let err = client.fail("finished_step", json!({"outputs": {"notes": "docs/new.md"}, "session_id": "s1"})).await;
+    assert_eq!(
+        err,
+        format!(
+            "Error calling tool 'finished_step': Could not write the review instruction files: {} cannot be used: \
+             {reason}",
+            dir.display()
+        )
+    );
     let mut left: Vec<String> =
         std::fs::read_dir(notes.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     left.sort();
