@@ -6,7 +6,8 @@
 //!   `.deepschema.<file name>.yml` beside it — tells the agent which schemas apply, validates the file (parsed as YAML,
 //!   which covers JSON) against each schema's JSON Schema, and runs each `verification_bash_command` as
 //!   `bash -c <command> -- <absolute file>` from the `cwd` with a 30 s limit ([`VERIFICATION_TIMEOUT`]). Failures are
-//!   appended to the note under a `CRITICAL:` line.
+//!   appended to the note under a `CRITICAL:` line. A written file or a project's JSON Schema that leads out of the
+//!   project (or is not a regular file) is not read; the failure says why.
 //! * [`Hook::PostCommitReminder`] runs after a shell command containing `git commit`. It lists the files of the `HEAD`
 //!   commit and builds the review tasks the project's non-catch-all rules (`.deepreview` and DeepSchema rules, as
 //!   DeepWork does) ask for over them. When every task already has a `.passed` marker the agent is told no re-review

@@ -4,7 +4,7 @@
 //! FIFO or reads a device or a huge file to its end, and the server stays up.
 
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -26,6 +26,10 @@ fn dev_zero(root: &Path) -> String {
         root.display()
     )
 }
+
+/// Every markdown file, reviewed one by one.
+const MD_RULE: &str = "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: \
+    individual\n    instructions: Check it.\n";
 
 /// `call`'s outcome; fails when it takes longer than a minute (a hang, on this shared machine).
 async fn promptly<T>(call: impl Future<Output = T>) -> T {
@@ -64,17 +68,26 @@ fn alias_bomb() -> String {
     text
 }
 
+/// At each of the six paths, in order: a directory, a link to `/dev/zero`, a FIFO, a 50 MiB file, a document nested
+/// 63 deep and an alias bomb.
+fn plant_broken_files([directory, dev_zero, fifo, large, deep, bomb]: [PathBuf; 6]) {
+    std::fs::create_dir_all(directory).unwrap();
+    link_to_dev_zero(&dev_zero);
+    mkfifo(&fifo);
+    huge(&large);
+    for (path, text) in [(deep, nested(63)), (bomb, alias_bomb())] {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn broken_job_files_are_listed_as_errors() {
     let project = Project::new();
     let root = project.root();
     let jobs = root.join(".deepwork/jobs");
-    std::fs::create_dir_all(jobs.join("a_directory/job.yml")).unwrap();
-    link_to_dev_zero(&jobs.join("b_dev_zero/job.yml"));
-    mkfifo(&jobs.join("c_fifo/job.yml"));
-    huge(&jobs.join("d_huge/job.yml"));
-    project.add_job("e_deep", &nested(63));
-    project.add_job("f_bomb", &alias_bomb());
+    let dirs = ["a_directory", "b_dev_zero", "c_fifo", "d_huge", "e_deep", "f_bomb"];
+    plant_broken_files(dirs.map(|dir| jobs.join(dir).join("job.yml")));
     let client = project.connect(Transport::Stdio).await;
 
     let listed = promptly(client.ok("get_workflows", json!({}))).await;
@@ -127,17 +140,8 @@ async fn broken_job_files_are_listed_as_errors() {
 async fn broken_rule_files_and_schemas_are_reported() {
     let project = Project::new();
     let root = project.root();
-    project.write(
-        ".deepreview",
-        "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: individual\n    \
-         instructions: Check it.\n",
-    );
-    std::fs::create_dir_all(root.join("a/.deepreview")).unwrap();
-    link_to_dev_zero(&root.join("b/.deepreview"));
-    mkfifo(&root.join("c/.deepreview"));
-    huge(&root.join("d/.deepreview"));
-    project.write("e/.deepreview", &nested(63));
-    project.write("f/.deepreview", &alias_bomb());
+    project.write(".deepreview", MD_RULE);
+    plant_broken_files(["a", "b", "c", "d", "e", "f"].map(|dir| root.join(dir).join(".deepreview")));
     std::fs::create_dir_all(root.join(".deepwork/schemas/s_directory/deepschema.yml")).unwrap();
     link_to_dev_zero(&root.join(".deepwork/schemas/s_dev_zero/deepschema.yml"));
     mkfifo(&root.join("docs/.deepschema.fifo.md.yml"));
@@ -194,11 +198,7 @@ async fn broken_rule_files_and_schemas_are_reported() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fifo_is_no_step_output() {
     let project = Project::new();
-    project.write(
-        ".deepreview",
-        "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: individual\n    \
-         instructions: Check it.\n",
-    );
+    project.write(".deepreview", MD_RULE);
     let client = project.connect(Transport::Stdio).await;
     project.git_init();
     mkfifo(&project.root().join("pipe.md"));

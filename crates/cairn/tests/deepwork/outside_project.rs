@@ -60,21 +60,28 @@ fn assert_not_leaked(project: &Project) {
     }
 }
 
-/// Explicit files and changed files that lead outside (a link to a file, a file in a linked directory) are left out
-/// with a warning naming each; a link to a file inside the project is reviewed with its contents.
-#[tokio::test(flavor = "multi_thread")]
-async fn review_files_leading_outside_are_left_out() {
-    let secrets = outside();
-    std::fs::write(secrets.path().join("notes.md"), format!("{SECRET}\n")).unwrap();
+/// A committed project with the markdown rule and `docs/real.md`, a client connected to it, and two links made after
+/// the commit: `leak.md` to `secret.txt` in `secrets` and `alias.md` to `docs/real.md`.
+async fn linked_project(secrets: &Path) -> (Project, PathBuf, Client) {
     let project = Project::new();
     project.write(".deepreview", MD_RULE);
     project.write("docs/real.md", "# Real\n");
     let root = project.root();
     let client = project.connect(Transport::Stdio).await;
     project.git_init();
-    link(&secrets.path().join("secret.txt"), &root.join("leak.md"));
-    link(secrets.path(), &root.join("ext"));
+    link(&secrets.join("secret.txt"), &root.join("leak.md"));
     link(&root.join("docs/real.md"), &root.join("alias.md"));
+    (project, root, client)
+}
+
+/// Explicit files and changed files that lead outside (a link to a file, a file in a linked directory) are left out
+/// with a warning naming each; a link to a file inside the project is reviewed with its contents.
+#[tokio::test(flavor = "multi_thread")]
+async fn review_files_leading_outside_are_left_out() {
+    let secrets = outside();
+    std::fs::write(secrets.path().join("notes.md"), format!("{SECRET}\n")).unwrap();
+    let (project, root, client) = linked_project(secrets.path()).await;
+    link(secrets.path(), &root.join("ext"));
 
     let leak = format!("  - leak.md: {}", outside_reason(&real(&secrets.path().join("secret.txt")), &root));
     let ext = format!("  - ext/notes.md: {}", outside_reason(&real(&secrets.path().join("notes.md")), &root));
@@ -112,14 +119,7 @@ async fn review_files_leading_outside_are_left_out() {
 #[tokio::test(flavor = "multi_thread")]
 async fn step_outputs_leading_outside_are_refused() {
     let secrets = outside();
-    let project = Project::new();
-    project.write(".deepreview", MD_RULE);
-    project.write("docs/real.md", "# Real\n");
-    let root = project.root();
-    let client = project.connect(Transport::Stdio).await;
-    project.git_init();
-    link(&secrets.path().join("secret.txt"), &root.join("leak.md"));
-    link(&root.join("docs/real.md"), &root.join("alias.md"));
+    let (project, root, client) = linked_project(secrets.path()).await;
 
     client.ok("start_workflow", start("research", "full", "s1")).await;
     let err = client.fail("finished_step", json!({"outputs": {"notes": "leak.md"}, "session_id": "s1"})).await;
