@@ -226,7 +226,11 @@ fn embed(fragment: &str, place: u8) -> String {
 /// A "billion laughs" document: `levels` levels of `fanout` aliases to the level below, in sequences, mappings or
 /// merge keys.
 fn alias_bomb(levels: u32, fanout: usize, style: u8) -> String {
-    let mut text = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    // Merge keys need mappings to merge.
+    let mut text = match style % 3 {
+        2 => String::from("a0: &a0 {l0: lol, l1: lol, l2: lol, l3: lol, l4: lol, l5: lol, l6: lol, l7: lol, l8: lol}\n"),
+        _ => String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"),
+    };
     for level in 1..levels {
         let below = format!("*a{}", level - 1);
         let body = match style % 3 {
