@@ -23,6 +23,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::{LazyLock, Mutex};
 use std::time::Duration;
 
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 use crate::process::{Finished, run_with_timeout};
 
 /// Branches tried, in order, when `origin/HEAD` does not name the default branch.
@@ -100,7 +101,7 @@ impl Location {
         if self.common_dir.join("reftable").exists() {
             return None;
         }
-        let head = std::fs::read(self.git_dir.join("HEAD")).ok()?;
+        let head = confined::read_bytes(&self.git_dir.join("HEAD"), None, Some(MAX_DEFINITION_BYTES)).ok()?;
         let mut fingerprint = head.clone();
         let mut files = vec![self.common_dir.join("packed-refs"), self.common_dir.join("refs/remotes/origin/HEAD")];
         if let Some(target) = head.strip_prefix(b"ref: ") {
@@ -108,7 +109,8 @@ impl Location {
         }
         files.extend(DEFAULT_BRANCH_CANDIDATES.iter().map(|c| self.common_dir.join(full_ref(c))));
         // origin/HEAD may name a branch outside the candidates: its loose file counts too.
-        if let Ok(origin_head) = std::fs::read_to_string(self.common_dir.join("refs/remotes/origin/HEAD"))
+        let origin_head_file = self.common_dir.join("refs/remotes/origin/HEAD");
+        if let Ok(origin_head) = confined::read_text(&origin_head_file, None, Some(MAX_DEFINITION_BYTES))
             && let Some(target) = origin_head.strip_prefix("ref: ")
         {
             files.push(self.common_dir.join(target.trim()));

@@ -3,7 +3,9 @@
 //! A `.deepreview` file is a YAML mapping of rule names to rules (spec §9.1). [`parse_file`] reads one file into
 //! [`ReviewRule`]s: the YAML is parsed, validated against cairn's JSON Schema (`deepreview.schema.json`, draft 7),
 //! `instructions: {file: …}` is read, and paths are resolved against the file's directory, which is also the
-//! directory the rule's patterns are relative to.
+//! directory the rule's patterns are relative to. The `.deepreview` file, its instructions file and its reference
+//! files must resolve inside the project (see `confined`): a file whose instructions or reference files lead out
+//! of it through `..`, an absolute path or a symbolic link fails to load, like one whose instructions file is missing.
 //!
 //! [`DeepreviewCache::load`] finds every `.deepreview` under a project root (spec §9.2, plus: directories and files
 //! that git ignores and `.deepwork/tmp` are not searched — see `project_files`) and returns all rules, deepest
@@ -19,6 +21,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::confined::{self, MAX_DEFINITION_BYTES, Refused};
 use crate::job::AdditionalContext;
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
@@ -93,7 +96,7 @@ impl DeepreviewCache {
                 _ => {
                     changed = true;
                     let mut dependencies = Vec::new();
-                    let rules = parse_tracking(path, &mut dependencies);
+                    let rules = parse_tracking(path, root, &mut dependencies);
                     CachedFile { seen: now, dependencies, rules }
                 }
             };
@@ -127,17 +130,21 @@ fn order_deepest_first(paths: &mut [PathBuf]) {
     paths.sort_by_cached_key(|p| (std::cmp::Reverse(p.components().count()), p.to_string_lossy().into_owned()));
 }
 
-/// Reads one `.deepreview` file into rules (in file order). An empty file has no rules.
-pub fn parse_file(path: &Path) -> Result<Vec<ReviewRule>, String> {
-    parse_tracking(path, &mut Vec::new())
+/// Reads one `.deepreview` file of the project at `root` into rules (in file order). An empty file has no rules.
+pub fn parse_file(path: &Path, root: &Path) -> Result<Vec<ReviewRule>, String> {
+    parse_tracking(path, root, &mut Vec::new())
 }
 
-/// [`parse_file`], noting every other file it reads in `dependencies`.
-fn parse_tracking(path: &Path, dependencies: &mut Vec<(PathBuf, Seen)>) -> Result<Vec<ReviewRule>, String> {
+/// [`parse_file`], noting every other file it looks at in `dependencies`.
+fn parse_tracking(
+    path: &Path,
+    root: &Path,
+    dependencies: &mut Vec<(PathBuf, Seen)>,
+) -> Result<Vec<ReviewRule>, String> {
     let p = path.display();
-    let text = std::fs::read_to_string(path)
+    let text = confined::read_text(path, Some(root), Some(MAX_DEFINITION_BYTES))
         .map_err(|err| format!("Failed to parse {p}: Failed to read YAML file {p}: {err}"))?;
-    parse_text(&text, path, dependencies)
+    parse_text(&text, path, root, dependencies)
 }
 
 /// Raw shape of one rule (already validated by the schema).
@@ -182,7 +189,12 @@ struct RawReference {
     description: Option<String>,
 }
 
-fn parse_text(text: &str, path: &Path, dependencies: &mut Vec<(PathBuf, Seen)>) -> Result<Vec<ReviewRule>, String> {
+fn parse_text(
+    text: &str,
+    path: &Path,
+    root: &Path,
+    dependencies: &mut Vec<(PathBuf, Seen)>,
+) -> Result<Vec<ReviewRule>, String> {
     let p = path.display();
     let doc = yaml::parse(text).map_err(|err| format!("Failed to parse {p}: Failed to parse YAML file {p}: {err}"))?;
     if doc.value.is_null() {
@@ -205,9 +217,9 @@ fn parse_text(text: &str, path: &Path, dependencies: &mut Vec<(PathBuf, Seen)>) 
                 let file_path = normalize(&dir.join(&file));
                 let seen = Seen::of(&file_path);
                 dependencies.push((file_path.clone(), seen));
-                match std::fs::read_to_string(&file_path) {
+                match confined::read_text(&file_path, Some(root), Some(MAX_DEFINITION_BYTES)) {
                     Ok(text) => text,
-                    Err(_) if !seen.exists() => {
+                    Err(err) if err.is_not_found() => {
                         return Err(format!(
                             "Instructions file not found: {} (rule '{name}' in {p}; the path '{file}' is relative to \
                              the directory of the .deepreview file)",
@@ -216,13 +228,31 @@ fn parse_text(text: &str, path: &Path, dependencies: &mut Vec<(PathBuf, Seen)>) 
                     }
                     Err(err) => {
                         return Err(format!(
-                            "Failed to read instructions file {} (rule '{name}' in {p}): {err}. It must be UTF-8 text.",
+                            "Failed to read instructions file {} (rule '{name}' in {p}): {err}",
                             file_path.display()
                         ));
                     }
                 }
             }
         };
+        let mut reference_files = Vec::with_capacity(raw.review.reference_files.len());
+        for reference in raw.review.reference_files {
+            let absolute = normalize(&dir.join(&reference.path));
+            dependencies.push((absolute.clone(), Seen::of(&absolute)));
+            // A missing reference is only noted where it would be inlined; one leading out of the project is an error.
+            if let Err(err @ Refused::Outside { .. }) = confined::resolve(&absolute, Some(root)) {
+                return Err(format!(
+                    "Reference file '{}' of rule '{name}' in {p} cannot be used: {err}",
+                    reference.path
+                ));
+            }
+            reference_files.push(ReferenceFile {
+                path: absolute,
+                label: reference.path,
+                description: reference.description,
+                boundary: Some(root.to_path_buf()),
+            });
+        }
         rules.push(ReviewRule {
             name: name.clone(),
             description: raw.description,
@@ -233,16 +263,7 @@ fn parse_text(text: &str, path: &Path, dependencies: &mut Vec<(PathBuf, Seen)>) 
             agent: raw.review.agent,
             all_changed_filenames: raw.review.additional_context.all_changed_filenames,
             unchanged_matching_files: raw.review.additional_context.unchanged_matching_files,
-            reference_files: raw
-                .review
-                .reference_files
-                .into_iter()
-                .map(|r| ReferenceFile {
-                    path: normalize(&dir.join(&r.path)),
-                    label: r.path,
-                    description: r.description,
-                })
-                .collect(),
+            reference_files,
             precompute_command: raw.review.precomputed_info_for_reviewer_bash_command,
             rule_dir: dir.to_path_buf(),
             source_file: path.to_path_buf(),
@@ -344,7 +365,7 @@ python_style:
         write(&src.join("guides/python.md"), "Check PEP 8.\n");
         let path = src.join(".deepreview");
         write(&path, FULL);
-        let rules = parse_file(&path).unwrap();
+        let rules = parse_file(&path, dir.path()).unwrap();
         assert_eq!(rules.len(), 2);
         let python = &rules[0];
         assert_eq!(python.name, "python_style");
@@ -363,8 +384,14 @@ python_style:
                     path: dir.path().join("docs/style.md"),
                     label: "../docs/style.md".into(),
                     description: Some("The style guide.".into()),
+                    boundary: Some(dir.path().to_path_buf()),
                 },
-                ReferenceFile { path: src.join("notes.txt"), label: "notes.txt".into(), description: None },
+                ReferenceFile {
+                    path: src.join("notes.txt"),
+                    label: "notes.txt".into(),
+                    description: None,
+                    boundary: Some(dir.path().to_path_buf()),
+                },
             ]
         );
         assert_eq!(python.rule_dir, src);
@@ -382,7 +409,7 @@ python_style:
         let path = dir.path().join(".deepreview");
         for text in ["", "# nothing yet\n", "null\n", "{}\n"] {
             write(&path, text);
-            assert!(parse_file(&path).unwrap().is_empty(), "{text:?}");
+            assert!(parse_file(&path, dir.path()).unwrap().is_empty(), "{text:?}");
         }
     }
 
@@ -393,7 +420,7 @@ python_style:
         let p = path.display().to_string();
         let check = |text: &str| {
             write(&path, text);
-            parse_file(&path).unwrap_err()
+            parse_file(&path, dir.path()).unwrap_err()
         };
         let err = check("a: [\n");
         assert!(err.starts_with(&format!("Failed to parse {p}: Failed to parse YAML file {p}: ")), "{err}");
@@ -419,6 +446,25 @@ python_style:
         );
         let missing = dir.path().join("missing.md");
         assert!(err.starts_with(&format!("Instructions file not found: {}", missing.display())), "{err}");
+    }
+
+    #[test]
+    fn instructions_files_over_the_limit_are_refused_unread() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(".deepreview");
+        write(&path, &RULE.replace("i.md", "big.md"));
+        std::fs::File::create(dir.path().join("big.md")).unwrap().set_len(MAX_DEFINITION_BYTES + 1).unwrap();
+        let err = parse_file(&path, dir.path()).unwrap_err();
+        let big = dir.path().join("big.md");
+        assert_eq!(
+            err,
+            format!(
+                "Failed to read instructions file {} (rule 'r' in {}): it is too large: 1048577 bytes, over the limit \
+                 of 1048576 bytes",
+                big.display(),
+                path.display()
+            )
+        );
     }
 
     #[test]

@@ -7,6 +7,11 @@
 //! file `.deepschema.<file>.yml` anywhere in the project (found like `.deepreview` files) and governs the file
 //! `<file>` beside it.
 //!
+//! A manifest found inside the project, and every file it names (`json_schema_path`, `examples`, `references`), must
+//! resolve inside the project (see `confined`): a manifest leading out is reported as failing to parse, a file
+//! entry leading out is reported and left out (the schema keeps the rest). A directory, a FIFO or a link to a device
+//! named `deepschema.yml` (or `.deepschema.<file>.yml`) is reported like any broken manifest.
+//!
 //! Manifests are validated against cairn's JSON Schema (`deepschema.schema.json`, draft 7). A schema may extend named
 //! schemas (`parent_deep_schemas`): it inherits their requirements (its own win), verification commands (parents'
 //! first) and JSON Schema (its own, else the first parent's). Each schema with requirements becomes an `individual`
@@ -28,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::deepreview::validation_error;
+use crate::confined::{self, MAX_DEFINITION_BYTES, boundary_for};
 use crate::project_files::{Seen, TreeScan, normalize};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
 use cairn_yaml as yaml;
@@ -106,10 +112,10 @@ impl FileRef {
     }
 }
 
-/// Reads one manifest. An empty file is an empty schema.
-pub fn parse_manifest(path: &Path) -> Result<SchemaManifest, String> {
+/// Reads one manifest, which must resolve inside `boundary` when given. An empty file is an empty schema.
+pub fn parse_manifest(path: &Path, boundary: Option<&Path>) -> Result<SchemaManifest, String> {
     let p = path.display();
-    let text = std::fs::read_to_string(path)
+    let text = confined::read_text(path, boundary, Some(MAX_DEFINITION_BYTES))
         .map_err(|err| format!("Failed to parse {p}: Failed to read YAML file {p}: {err}"))?;
     let doc = yaml::parse(&text).map_err(|err| format!("Failed to parse {p}: Failed to parse YAML file {p}: {err}"))?;
     if doc.value.is_null() {
@@ -128,6 +134,8 @@ pub struct ResolvedPath {
     pub written: String,
     /// Absolute, relative to the directory of the manifest that wrote it.
     pub absolute: PathBuf,
+    /// Where it must resolve to be read: the project root when that manifest is in the project (see `confined`).
+    pub boundary: Option<PathBuf>,
 }
 
 /// A schema with its inheritance applied.
@@ -235,7 +243,7 @@ impl DeepschemaCache {
                 Some((seen, parsed)) if seen.unchanged(&now) => (seen, parsed),
                 _ => {
                     changed = true;
-                    (now, parse_manifest(path).map(Arc::new))
+                    (now, parse_manifest(path, boundary_for(path, root)).map(Arc::new))
                 }
             };
             cache.manifests.insert(path.clone(), entry);
@@ -269,8 +277,9 @@ fn list_named(folders: &[PathBuf]) -> Vec<(String, PathBuf)> {
         children.sort();
         for child in children {
             let manifest = child.join(MANIFEST_NAME);
+            // Whatever the manifest is (a directory, a FIFO…): reading it reports what is wrong with it.
             if let Some(name) = child.file_name().and_then(|n| n.to_str())
-                && manifest.is_file()
+                && std::fs::symlink_metadata(&manifest).is_ok()
                 && names.insert(name.to_owned())
             {
                 found.push((name.to_owned(), manifest));
@@ -312,7 +321,7 @@ fn build(
         };
         let mut chain = if target.is_none() { vec![name.to_owned()] } else { Vec::new() };
         let mut problems = Vec::new();
-        let inherited = inherit(name, manifest, path, named, &mut chain, &mut problems);
+        let inherited = inherit(name, manifest, path, root, named, &mut chain, &mut problems);
         errors.extend(problems.into_iter().map(|p| (path.to_path_buf(), format!("{}: {p}", path.display()))));
         let inherited = match inherited {
             Ok(inherited) => inherited,
@@ -366,6 +375,7 @@ fn inherit(
     name: &str,
     manifest: &SchemaManifest,
     path: &Path,
+    root: &Path,
     named: &IndexMap<String, (PathBuf, Parsed)>,
     chain: &mut Vec<String>,
     problems: &mut Vec<String>,
@@ -394,7 +404,7 @@ fn inherit(
             Some((parent_path, Ok(parent_manifest))) => {
                 chain.push(parent.clone());
                 let mut ignored = Vec::new();
-                let from_parent = inherit(parent, parent_manifest, parent_path, named, chain, &mut ignored);
+                let from_parent = inherit(parent, parent_manifest, parent_path, root, named, chain, &mut ignored);
                 chain.pop();
                 let from_parent = from_parent?;
                 result.requirements.extend(from_parent.requirements);
@@ -409,7 +419,11 @@ fn inherit(
     result.verification.extend(manifest.verification_bash_command.iter().cloned());
     if let Some(own) = &manifest.json_schema_path {
         let dir = path.parent().unwrap_or(Path::new("/"));
-        result.json_schema = Some(ResolvedPath { written: own.clone(), absolute: normalize(&dir.join(own)) });
+        result.json_schema = Some(ResolvedPath {
+            written: own.clone(),
+            absolute: normalize(&dir.join(own)),
+            boundary: boundary_for(path, root).map(Path::to_path_buf),
+        });
     }
     Ok(result)
 }
@@ -425,8 +439,50 @@ fn rule_for(
         return None;
     }
     let dir = schema.manifest.parent().unwrap_or(Path::new("/"));
+    let boundary = boundary_for(&schema.manifest, root);
     let shown = |path: &Path| path.strip_prefix(root).unwrap_or(path).display().to_string();
     let name = &schema.name;
+    // A named file is usable when it resolves inside the boundary; `required` ones must also exist.
+    let mut usable = |written: &str, absolute: &Path, boundary: Option<&Path>, kind: &str, required: bool| {
+        checked.push((absolute.to_path_buf(), Seen::of(absolute)));
+        let problem = match confined::resolve(absolute, boundary) {
+            Ok(_) => return true,
+            Err(err) if err.is_not_found() && !required => return true,
+            Err(err) if err.is_not_found() => format!("not found (resolved to {})", absolute.display()),
+            Err(err) => format!("cannot be used: {err}"),
+        };
+        let message = format!("{}: {kind} entry '{written}' {problem}", schema.manifest.display());
+        errors.push((schema.manifest.clone(), message));
+        false
+    };
+    let examples: Vec<(PathBuf, &FileRef)> = schema
+        .examples
+        .iter()
+        .map(|example| (normalize(&dir.join(&example.path)), example))
+        .filter(|(path, example)| usable(&example.path, path, boundary, "examples", false))
+        .collect();
+    let mut reference_files = Vec::new();
+    for reference in schema.references.iter().filter(|r| !r.is_link()) {
+        let absolute = normalize(&dir.join(&reference.path));
+        if usable(&reference.path, &absolute, boundary, "references", true) {
+            let description = (!reference.description.is_empty()).then(|| reference.description.clone());
+            let boundary = boundary.map(Path::to_path_buf);
+            let label = reference.path.clone();
+            reference_files.push(ReferenceFile { path: absolute, label, description, boundary });
+        }
+    }
+    if let Some(json_schema) = &schema.json_schema {
+        let boundary = json_schema.boundary.as_deref();
+        if usable(&json_schema.written, &json_schema.absolute, boundary, "json_schema_path", true) {
+            reference_files.push(ReferenceFile {
+                path: json_schema.absolute.clone(),
+                label: json_schema.written.clone(),
+                description: Some(format!("JSON Schema for {name}")),
+                boundary: json_schema.boundary.clone(),
+            });
+        }
+    }
+
     let mut text = match &schema.target {
         None => {
             let mut text = format!("{{file_path}} must follow the DeepSchema '{name}'.");
@@ -448,11 +504,10 @@ fn rule_for(
     for (key, requirement) in &schema.requirements {
         text.push_str(&format!("\n- **{key}**: {}", requirement.trim_end()));
     }
-    if !schema.examples.is_empty() {
+    if !examples.is_empty() {
         text.push_str("\n\nExample files you may read for comparison:");
-        for example in &schema.examples {
-            let path = normalize(&dir.join(&example.path));
-            text.push_str(&format!("\n- `{}`{}", shown(&path), dash(&example.description)));
+        for (path, example) in &examples {
+            text.push_str(&format!("\n- `{}`{}", shown(path), dash(&example.description)));
         }
     }
     let links: Vec<&FileRef> = schema.references.iter().filter(|r| r.is_link()).collect();
@@ -461,31 +516,6 @@ fn rule_for(
         for link in links {
             text.push_str(&format!("\n- {}{}", link.path, dash(&link.description)));
         }
-    }
-
-    let mut reference_files = Vec::new();
-    let mut add = |written: &str, absolute: PathBuf, description: String, kind: &str| {
-        let seen = Seen::of(&absolute);
-        checked.push((absolute.clone(), seen));
-        if seen.exists() {
-            let description = (!description.is_empty()).then_some(description);
-            reference_files.push(ReferenceFile { path: absolute, label: written.to_owned(), description });
-        } else {
-            errors.push((
-                schema.manifest.clone(),
-                format!(
-                    "{}: {kind} entry '{written}' not found (resolved to {})",
-                    schema.manifest.display(),
-                    absolute.display()
-                ),
-            ));
-        }
-    };
-    for reference in schema.references.iter().filter(|r| !r.is_link()) {
-        add(&reference.path, normalize(&dir.join(&reference.path)), reference.description.clone(), "references");
-    }
-    if let Some(json_schema) = &schema.json_schema {
-        add(&json_schema.written, json_schema.absolute.clone(), format!("JSON Schema for {name}"), "json_schema_path");
     }
 
     let (rule_name, description, include, rule_dir) = match &schema.target {
@@ -628,12 +658,14 @@ references:
                 ReferenceFile {
                     path: schema_dir.join("style.md"),
                     label: "style.md".into(),
-                    description: Some("House style".into())
+                    description: Some("House style".into()),
+                    boundary: Some(root.to_path_buf()),
                 },
                 ReferenceFile {
                     path: schema_dir.join("front_matter.schema.json"),
                     label: "front_matter.schema.json".into(),
-                    description: Some("JSON Schema for api_doc".into())
+                    description: Some("JSON Schema for api_doc".into()),
+                    boundary: Some(root.to_path_buf()),
                 },
             ]
         );
@@ -720,7 +752,11 @@ references:
         assert_eq!(child.verification_bash_commands, ["c1", "c2"]);
         assert_eq!(
             child.json_schema,
-            Some(ResolvedPath { written: "base.json".into(), absolute: schemas.join("base/base.json") })
+            Some(ResolvedPath {
+                written: "base.json".into(),
+                absolute: schemas.join("base/base.json"),
+                boundary: Some(root.to_path_buf()),
+            })
         );
         // The anonymous schema inherits through `child` from `base`.
         let notes = &set.anonymous[0];
@@ -820,22 +856,22 @@ references:
         let path = dir.path().join(MANIFEST_NAME);
         let p = path.display().to_string();
         write(&path, "");
-        assert!(parse_manifest(&path).unwrap().requirements.is_empty());
+        assert!(parse_manifest(&path, None).unwrap().requirements.is_empty());
         write(&path, "summary: [\n");
         assert!(
-            parse_manifest(&path)
+            parse_manifest(&path, None)
                 .unwrap_err()
                 .starts_with(&format!("Failed to parse {p}: Failed to parse YAML file {p}: "))
         );
         write(&path, "summary: s\nbogus: 1\n");
-        let err = parse_manifest(&path).unwrap_err();
+        let err = parse_manifest(&path, None).unwrap_err();
         assert!(
             err.starts_with(&format!("Schema validation failed for {p}: Validation error at root: "))
                 && err.contains("bogus"),
             "{err}"
         );
         write(&path, "examples: [{path: a.md}]\n");
-        let err = parse_manifest(&path).unwrap_err();
+        let err = parse_manifest(&path, None).unwrap_err();
         assert!(err.contains("Validation error at examples -> 0: \"description\" is a required property"), "{err}");
     }
 }

@@ -13,6 +13,7 @@ use indexmap::IndexMap;
 use serde_json::Value;
 
 use crate::changed_files::{changed_files, reference_root};
+use crate::confined;
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
 use crate::review::{build_tasks, format_tasks, root_relative, rule_matches_any, write_instruction_files};
 use crate::review_rule::ReviewRule;
@@ -113,7 +114,7 @@ fn json_schema_errors(input: &GateInput<'_>) -> Vec<String> {
         };
         for path in paths(value) {
             let full = input.root.join(path);
-            let Ok(text) = std::fs::read_to_string(&full) else { continue };
+            let Ok(text) = confined::read_text(&full, Some(input.root), None) else { continue };
             match yaml::parse(&text) {
                 Err(err) => errors.push(format!("Output '{name}' file '{path}': failed to parse: {err}")),
                 Ok(doc) => {

@@ -7,7 +7,8 @@
 //! `*` is `[^/]*`, `?` is `[^/]`, and every other character is literal — `[abc]` and `{a,b}` are *not* special. As in
 //! Python's `re`, `.` does not match a newline. Instead of a regex engine the pattern is compiled once into a short
 //! token list: a literal prefix and suffix are compared directly and the common middles (`*`, `**`, `**/`, `**/*`)
-//! have dedicated checks, so a match costs a few nanoseconds; anything else uses a memoised exact matcher.
+//! have dedicated checks, so a match costs a few nanoseconds; anything else uses an exact matcher by dynamic
+//! programming, without recursion, in time bounded by the pattern's size times the path's.
 //!
 //! **Expansion** ([`expand`]) is a different language: Python 3.11's `Path.glob`, where the pattern is split into
 //! `/`-separated components, a component that is exactly `**` means "this directory and every directory below it"
@@ -212,71 +213,98 @@ fn tokenize(pattern: &str) -> Vec<Token> {
     if !literal.is_empty() {
         tokens.push(Token::Lit(literal));
     }
-    tokens
+    merge_wildcards(tokens)
 }
 
-/// Exact matcher for any token list: a memoised search over (token, byte position), so it stays polynomial even for
-/// patterns like `*a*a*a*b`.
+/// Merges neighbouring wildcards that together mean what one of them means: `**` (or `**/`) beside `**` is `**`, and
+/// `**/` beside `**/` is `**/` (each matches only text without a newline). `*` may match a newline, so it is kept.
+/// A pattern then has at most two wildcards in a row, so its length is bounded by its literal parts.
+fn merge_wildcards(tokens: Vec<Token>) -> Vec<Token> {
+    let mut merged: Vec<Token> = Vec::with_capacity(tokens.len());
+    for token in tokens {
+        match (merged.last_mut(), &token) {
+            (Some(last @ (Token::AnyRun | Token::Dirs)), Token::AnyRun) => *last = Token::AnyRun,
+            (Some(Token::AnyRun), Token::Dirs) | (Some(Token::Dirs), Token::Dirs) => {}
+            _ => merged.push(token),
+        }
+    }
+    merged
+}
+
+/// Exact matcher for any token list, by dynamic programming over byte positions: after each token, `reach[p]` says
+/// whether the tokens so far can match `text[..p]`. Time O(tokens × text) and memory O(text), without recursion, so
+/// no pattern can exhaust the stack or the memory; a text shorter than the pattern's literal parts is refused at once.
 fn match_tokens(tokens: &[Token], text: &str) -> bool {
-    let width = text.len() + 1;
-    let cells = (tokens.len() + 1) * width;
-    // 0 = unknown, 1 = no match, 2 = match; on the stack for the usual short paths.
-    if cells <= 1024 {
-        let mut memo = [0u8; 1024];
-        match_from(tokens, text, 0, 0, &mut memo[..cells], width)
-    } else {
-        let mut memo = vec![0u8; cells];
-        match_from(tokens, text, 0, 0, &mut memo, width)
+    let min_len: usize = tokens
+        .iter()
+        .map(|token| match token {
+            Token::Lit(lit) => lit.len(),
+            Token::One => 1,
+            Token::Star | Token::AnyRun | Token::Dirs => 0,
+        })
+        .sum();
+    if text.len() < min_len {
+        return false;
     }
-}
-
-fn match_from(tokens: &[Token], text: &str, ti: usize, pos: usize, memo: &mut [u8], width: usize) -> bool {
-    let Some(token) = tokens.get(ti) else {
-        return pos == text.len();
-    };
-    let slot = ti * width + pos;
-    if memo[slot] != 0 {
-        return memo[slot] == 2;
-    }
-    let rest = &text[pos..];
-    let found = match token {
-        Token::Lit(lit) => {
-            rest.starts_with(lit.as_str()) && match_from(tokens, text, ti + 1, pos + lit.len(), memo, width)
-        }
-        Token::One => match rest.chars().next() {
-            Some(c) if c != '/' => match_from(tokens, text, ti + 1, pos + c.len_utf8(), memo, width),
-            _ => false,
-        },
-        Token::Star | Token::AnyRun => {
-            let stop = if *token == Token::Star { '/' } else { '\n' };
-            let end = rest.find(stop).map_or(text.len(), |i| pos + i);
-            // Every character boundary from `pos` up to (and including) `end`.
-            let mut found = false;
-            for q in (pos..=end).filter(|&q| text.is_char_boundary(q)) {
-                if match_from(tokens, text, ti + 1, q, memo, width) {
-                    found = true;
-                    break;
-                }
-            }
-            found
-        }
-        Token::Dirs => {
-            match_from(tokens, text, ti + 1, pos, memo, width) || {
-                // `.+/`: a `/` at least one character in, with no newline before it.
-                let limit = rest.find('\n').unwrap_or(rest.len());
-                let mut found = false;
-                for (i, _) in rest[..limit].match_indices('/') {
-                    if i > 0 && match_from(tokens, text, ti + 1, pos + i + 1, memo, width) {
-                        found = true;
-                        break;
+    let bytes = text.as_bytes();
+    let n = bytes.len();
+    let mut reach = vec![false; n + 1];
+    let mut next = vec![false; n + 1];
+    reach[0] = true;
+    for token in tokens {
+        next.fill(false);
+        match token {
+            Token::Lit(lit) => {
+                for p in (0..=n).filter(|&p| reach[p]) {
+                    if bytes[p..].starts_with(lit.as_bytes()) {
+                        next[p + lit.len()] = true;
                     }
                 }
-                found
+            }
+            Token::One => {
+                for p in (0..n).filter(|&p| reach[p]) {
+                    // `reach` only holds character boundaries.
+                    if let Some(c) = text[p..].chars().next().filter(|&c| c != '/') {
+                        next[p + c.len_utf8()] = true;
+                    }
+                }
+            }
+            Token::Star | Token::AnyRun => {
+                // From every reached position up to (and including) the next stop character.
+                let stop = if *token == Token::Star { b'/' } else { b'\n' };
+                let mut open = false;
+                for q in 0..=n {
+                    open |= reach[q];
+                    if open && text.is_char_boundary(q) {
+                        next[q] = true;
+                    }
+                    if q < n && bytes[q] == stop {
+                        open = false;
+                    }
+                }
+            }
+            Token::Dirs => {
+                // Empty, or `.+/`: at least one character after a reached position, no newline, ending in `/`.
+                next.copy_from_slice(&reach);
+                let mut earliest: Option<usize> = None;
+                for q in 0..n {
+                    if reach[q] && earliest.is_none() {
+                        earliest = Some(q);
+                    }
+                    if bytes[q] == b'\n' {
+                        earliest = None;
+                    } else if bytes[q] == b'/' && earliest.is_some_and(|p| p < q) {
+                        next[q + 1] = true;
+                    }
+                }
             }
         }
-    };
-    memo[slot] = if found { 2 } else { 1 };
-    found
+        std::mem::swap(&mut reach, &mut next);
+        if !reach.contains(&true) {
+            return false;
+        }
+    }
+    reach[n]
 }
 
 /// A "catch-all" rule (spec §9.6): every include pattern is non-empty and made only of `*` and `/` (`*`, `**`,
@@ -290,26 +318,40 @@ pub fn is_catch_all(patterns: &[String]) -> bool {
 /// directories (a literal or wildcard component does pass through one, as in Python), symlinks to regular files
 /// count as files. Returns absolute paths (if `dir` is absolute), sorted by their bytes, without duplicates.
 ///
-/// Patterns Python rejects yield nothing: an empty or absolute pattern, or one with no components (`.`). A `**`
+/// Patterns Python rejects yield nothing: an empty or absolute pattern, or one with no components (`.`). Unlike
+/// Python, a pattern with a `..` component yields nothing either: expansion stays below `dir`. A `**`
 /// inside a longer component (`a**b`), which Python 3.11 rejects, acts like `*` (Python 3.13's reading). A pattern
 /// ending in `/` selects only directories, so it yields nothing here.
+///
+/// Consecutive `**` components are one (they select the same directories). An expansion stops after
+/// [`MAX_EXPANSION_STEPS`] directory visits and keeps what it found by then: wildcard components pass through
+/// symbolic links, so a few links back up the tree could otherwise make `*/*/*/…` take forever.
 pub fn expand(dir: &Path, pattern: &str) -> Vec<PathBuf> {
     if pattern.is_empty() || pattern.starts_with('/') || pattern.ends_with('/') || !dir.is_dir() {
         return Vec::new();
     }
     // Python's parse_parts drops empty and `.` components.
-    let components: Vec<Component> =
-        pattern.split('/').filter(|part| !part.is_empty() && *part != ".").map(Component::parse).collect();
-    if components.is_empty() {
+    let parts: Vec<&str> = pattern.split('/').filter(|part| !part.is_empty() && *part != ".").collect();
+    // A `..` would climb out of `dir` (and a `../../../**` would walk the whole file system).
+    if parts.is_empty() || parts.contains(&"..") {
         return Vec::new();
     }
+    let mut components: Vec<Component> = parts.into_iter().map(Component::parse).collect();
+    components.dedup_by(|a, b| matches!((a, b), (Component::Recursive, Component::Recursive)));
     let mut found = Vec::new();
-    select(dir.to_path_buf(), &components, &mut found);
+    let mut steps_left = MAX_EXPANSION_STEPS;
+    select(dir.to_path_buf(), &components, &mut found, &mut steps_left);
+    if steps_left == 0 {
+        tracing::warn!("expanding {pattern:?} in {} stopped after {MAX_EXPANSION_STEPS} steps", dir.display());
+    }
     found.retain(|path| fs::metadata(path).is_ok_and(|meta| meta.is_file()));
     found.sort_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
     found.dedup();
     found
 }
+
+/// The most directory visits one [`expand`] makes.
+pub const MAX_EXPANSION_STEPS: usize = 200_000;
 
 /// One `/`-separated component of a `Path.glob` pattern.
 #[derive(Debug)]
@@ -334,8 +376,13 @@ impl Component {
     }
 }
 
-/// Walks `components` from `base`, pushing every path the last component selects (files and directories alike).
-fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>) {
+/// Walks `components` from `base`, pushing every path the last component selects (files and directories alike),
+/// for at most `steps_left` more visits.
+fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>, steps_left: &mut usize) {
+    if *steps_left == 0 {
+        return;
+    }
+    *steps_left -= 1;
     let Some((first, rest)) = components.split_first() else {
         out.push(base);
         return;
@@ -347,25 +394,28 @@ fn select(base: PathBuf, components: &[Component], out: &mut Vec<PathBuf>) {
             let path = base.join(name);
             let selected = if need_dir { path.is_dir() } else { fs::symlink_metadata(&path).is_ok() };
             if selected {
-                select(path, rest, out);
+                select(path, rest, out, steps_left);
             }
         }
         Component::Wild(tokens) => {
             for (name, path, is_dir, _) in list_dir(&base) {
                 if (!need_dir || is_dir) && fnmatch(tokens, &name) {
-                    select(path, rest, out);
+                    select(path, rest, out, steps_left);
                 }
             }
         }
         Component::Recursive => {
             let mut dirs = vec![base];
             while let Some(dir) = dirs.pop() {
+                if *steps_left == 0 {
+                    return;
+                }
                 for (_, path, is_dir, is_symlink) in list_dir(&dir) {
                     if is_dir && !is_symlink {
                         dirs.push(path);
                     }
                 }
-                select(dir, rest, out);
+                select(dir, rest, out, steps_left);
             }
         }
     }
@@ -406,6 +456,8 @@ enum NameToken {
 fn fnmatch_tokens(pattern: &str) -> Vec<NameToken> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut tokens = Vec::new();
+    // Once a `[` has no closing `]`, no later one has: they are all literal (and the pattern is read in linear time).
+    let mut unclosed = false;
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
@@ -417,6 +469,7 @@ fn fnmatch_tokens(pattern: &str) -> Vec<NameToken> {
                 }
             }
             '?' => tokens.push(NameToken::Any),
+            '[' if unclosed => tokens.push(NameToken::Char('[')),
             '[' => {
                 let mut j = i;
                 if j < chars.len() && chars[j] == '!' {
@@ -429,6 +482,7 @@ fn fnmatch_tokens(pattern: &str) -> Vec<NameToken> {
                     j += 1;
                 }
                 if j >= chars.len() {
+                    unclosed = true;
                     tokens.push(NameToken::Char('['));
                 } else {
                     tokens.push(parse_set(&chars[i..j]));
@@ -710,6 +764,30 @@ mod tests {
     }
 
     #[test]
+    fn long_patterns_need_neither_deep_recursion_nor_a_table_of_pattern_times_path() {
+        // One token per `*` and per `a`: the old matcher recursed once per token and kept a byte per (token, position).
+        let pattern = "*a".repeat(6000);
+        let glob = Glob::new(&format!("x/{pattern}?"));
+        assert!(glob.is_match(&format!("x/{}b", "a".repeat(6000))));
+        assert!(!glob.is_match(&format!("x/{}b", "a".repeat(5999))));
+        // A million stars are one wildcard.
+        let stars = Glob::new(&format!("a{}b", "*".repeat(1_000_000)));
+        assert!(stars.is_match("a/x/y/b") && !stars.is_match("a/x\ny/b"));
+        // Far longer than the path: refused before any work.
+        assert!(!Glob::new(&"?*".repeat(500_000)).is_match("short/path"));
+    }
+
+    #[test]
+    fn wildcards_are_merged_only_where_the_meaning_stays() {
+        assert_eq!(tokenize("****"), [Token::AnyRun]);
+        assert_eq!(tokenize("**/**"), [Token::AnyRun]);
+        assert_eq!(tokenize("**/**/"), [Token::Dirs]);
+        assert_eq!(tokenize("*****"), [Token::AnyRun, Token::Star]);
+        // `*` matches a newline, `**` does not.
+        assert!(Glob::new("a*****b").is_match("a\nb") && !Glob::new("a****b").is_match("a\nb"));
+    }
+
+    #[test]
     fn catch_all() {
         let s = |v: &[&str]| v.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>();
         assert!(is_catch_all(&s(&["*"])));
@@ -718,6 +796,13 @@ mod tests {
         assert!(!is_catch_all(&s(&["**", "src/**"])));
         assert!(!is_catch_all(&s(&["**", ""])));
         assert!(!is_catch_all(&[]));
+    }
+
+    #[test]
+    fn unclosed_brackets_are_read_in_linear_time() {
+        let pattern = "[".repeat(200_000);
+        assert!(fnmatch(&fnmatch_tokens(&pattern), &pattern));
+        assert!(fnmatch(&fnmatch_tokens("[[a]"), "[") && fnmatch(&fnmatch_tokens("[a]x["), "ax["));
     }
 
     #[test]
@@ -809,7 +894,7 @@ mod tests {
         assert!(expanded(d, "missing/*.md").is_empty());
         // `**` inside a component acts like `*`.
         assert_eq!(expanded(d, "src/**.py"), ["src/main.py"]);
-        for bad in ["", "/etc/*", "."] {
+        for bad in ["", "/etc/*", ".", "../*", "src/../../*", "../../../../../../**/*.md"] {
             assert!(expand(d, bad).is_empty(), "{bad:?}");
         }
         assert!(expand(&d.join("nope"), "*").is_empty());
@@ -832,5 +917,19 @@ mod tests {
         // A literal or `*` component does go through the symlink, as in Python.
         assert_eq!(expanded(d, "link/main.py"), ["link/main.py"]);
         assert!(expanded(d, "*/main.py").contains(&"link/main.py".to_owned()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn expansion_work_is_bounded() {
+        let t = tree();
+        let d = t.path();
+        // Two links back to the directory itself: `*/*/…/*` has 2^39 spellings of it before the links stop resolving.
+        std::os::unix::fs::symlink(".", d.join("up1")).expect("symlink");
+        std::os::unix::fs::symlink(".", d.join("up2")).expect("symlink");
+        let found = expand(d, &format!("{}app.py", "*/".repeat(39)));
+        assert!(!found.is_empty() && found.iter().all(|p| p.ends_with("app.py")), "{found:?}");
+        // Thousands of `**` are one.
+        assert_eq!(expanded(d, &format!("{}*.md", "**/".repeat(5000))), expanded(d, "**/*.md"));
     }
 }

@@ -6,7 +6,8 @@
 //!   `.deepschema.<file name>.yml` beside it — tells the agent which schemas apply, validates the file (parsed as YAML,
 //!   which covers JSON) against each schema's JSON Schema, and runs each `verification_bash_command` as
 //!   `bash -c <command> -- <absolute file>` from the `cwd` with a 30 s limit ([`VERIFICATION_TIMEOUT`]). Failures are
-//!   appended to the note under a `CRITICAL:` line.
+//!   appended to the note under a `CRITICAL:` line. A written file or a project's JSON Schema that leads out of the
+//!   project (or is not a regular file) is not read; the failure says why.
 //! * [`Hook::PostCommitReminder`] runs after a shell command containing `git commit`. It lists the files of the `HEAD`
 //!   commit and builds the review tasks the project's non-catch-all rules (`.deepreview` and DeepSchema rules, as
 //!   DeepWork does) ask for over them. When every task already has a `.passed` marker the agent is told no re-review
@@ -32,7 +33,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::changed_files::git_command;
-use crate::deepschema::{DeepSchema, schema_folders};
+use crate::deepschema::{DeepSchema, ResolvedPath, schema_folders};
+use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::glob::Glob;
 use crate::project_files::normalize;
@@ -248,7 +250,7 @@ impl Deepwork {
         let mut failures = Vec::new();
         for schema in &schemas {
             if let Some(json_schema) = &schema.json_schema {
-                failures.extend(json_schema_failure(&absolute, &json_schema.absolute, root));
+                failures.extend(json_schema_failure(&absolute, json_schema, root));
             }
             for command in &schema.verification_bash_commands {
                 failures.extend(verification_failure(command, &absolute, root, VERIFICATION_TIMEOUT));
@@ -305,10 +307,11 @@ fn shown(root: &Path, path: &Path) -> String {
     path.strip_prefix(root).unwrap_or(path).display().to_string()
 }
 
-/// Why `file` does not satisfy the JSON Schema at `schema_path`, if it does not.
-fn json_schema_failure(file: &Path, schema_path: &Path, root: &Path) -> Option<String> {
-    let schema_shown = shown(root, schema_path);
-    let schema_text = match std::fs::read_to_string(schema_path) {
+/// Why `file` does not satisfy the JSON Schema `json_schema`, if it does not. Neither is read when it is not a regular
+/// file or leads out of the project (a schema of cairn's own folders or of configured ones may lie anywhere).
+fn json_schema_failure(file: &Path, json_schema: &ResolvedPath, root: &Path) -> Option<String> {
+    let schema_shown = shown(root, &json_schema.absolute);
+    let schema_text = match confined::read_text(&json_schema.absolute, json_schema.boundary.as_deref(), None) {
         Ok(text) => text,
         Err(err) => return Some(format!("Cannot read the JSON Schema {schema_shown}: {err}")),
     };
@@ -325,7 +328,7 @@ fn json_schema_failure(file: &Path, schema_path: &Path, root: &Path) -> Option<S
         Ok(validator) => validator,
         Err(err) => return Some(format!("Cannot use the JSON Schema {schema_shown}: {err}")),
     };
-    let text = match std::fs::read(file) {
+    let text = match confined::read_bytes(file, Some(root), None) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => return Some("Cannot parse the file: it is not UTF-8 text".to_owned()),

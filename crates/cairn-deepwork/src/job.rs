@@ -12,6 +12,7 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 use cairn_yaml as yaml;
 
 /// cairn's JSON Schema for job.yml, also written to `<project>/.deepwork/job.schema.json` for agents to read.
@@ -200,8 +201,9 @@ impl Workflow {
     }
 }
 
-/// Loads `<job_dir>/job.yml`.
-pub fn load_job(job_dir: &Path) -> Result<JobDefinition, String> {
+/// Loads `<job_dir>/job.yml`, which must resolve inside `boundary` when given (see `confined`). A job.yml that
+/// is not a regular file, or is larger than [`MAX_DEFINITION_BYTES`], is refused without being read.
+pub fn load_job(job_dir: &Path, boundary: Option<&Path>) -> Result<JobDefinition, String> {
     if !job_dir.exists() {
         return Err(format!("Job directory does not exist: {}", job_dir.display()));
     }
@@ -209,10 +211,10 @@ pub fn load_job(job_dir: &Path) -> Result<JobDefinition, String> {
         return Err(format!("Job path is not a directory: {}", job_dir.display()));
     }
     let path = job_dir.join("job.yml");
-    if !path.is_file() {
+    if std::fs::symlink_metadata(&path).is_err() {
         return Err(format!("job.yml not found in {}", job_dir.display()));
     }
-    let text = std::fs::read_to_string(&path)
+    let text = confined::read_text(&path, boundary, Some(MAX_DEFINITION_BYTES))
         .map_err(|err| format!("Failed to load job.yml: Failed to read YAML file {}: {err}", path.display()))?;
     parse_job(&text, job_dir)
 }

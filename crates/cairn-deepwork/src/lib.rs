@@ -12,6 +12,7 @@
 //! instruction files; [`reviews`] holds the facade's review operations.
 
 pub mod changed_files;
+mod confined;
 pub mod deepreview;
 pub mod deepschema;
 pub mod discovery;

@@ -2,10 +2,16 @@
 //!
 //! `.deepreview` files and anonymous DeepSchemas (`.deepschema.<file>.yml`) may sit in any directory of a project, and
 //! the review tools and the quality gate need the current set on every call. [`TreeScan`] walks the project root:
-//! it follows directory symlinks (never into a directory it is already inside), skips tool and vendor directories
-//! ([`SKIPPED_DIRS`], `*.egg-info`), every `.deepwork/tmp`, and whatever git ignores — `.gitignore` files from the top
-//! of the repository down (also outside a git repository, for the ones inside the root), `.git/info/exclude` and the
-//! user's global excludes file. Ignored *directories* and ignored *files* are both left out.
+//! it follows directory symlinks that lead to another place inside the project (never into a directory it is already
+//! inside, and never out of the project: a link to `/` or to the home directory is not searched), skips tool and
+//! vendor directories ([`SKIPPED_DIRS`], `*.egg-info`), every `.deepwork/tmp`, and whatever git ignores —
+//! `.gitignore` files from the top of the repository down (also outside a git repository, for the ones inside the
+//! root), `.git/info/exclude` and the user's global excludes file. Ignored *directories* and ignored *files* are both
+//! left out. An entry with a wanted name is listed whatever it is — a directory, a FIFO, a link to a device or to
+//! nowhere — so that reading it reports what is wrong instead of the file being passed over in silence.
+//!
+//! Ignore files are read as git reads them: regular files only (a symbolic link is not followed, as git 2.32 and later
+//! do not), and at most [`MAX_DEFINITION_BYTES`]; a larger one is left out with a warning in the log.
 //!
 //! The scan remembers each directory's listing with the directory's modification time. A later scan stats every
 //! known directory (and its `.gitignore`) and re-reads only the ones that changed: adding, removing or renaming an
@@ -23,6 +29,8 @@ use std::time::{Duration, SystemTime};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 
 /// Directory names never searched (virtual environments, caches, version control).
 pub(crate) const SKIPPED_DIRS: [&str; 10] = [
@@ -178,16 +186,17 @@ impl TreeScan {
             self.outer = build_outer(sources, git_top.as_deref());
         }
         let mut old = std::mem::take(&mut self.dirs);
+        let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         let mut walk = Walk {
             wanted: self.wanted,
             old: &mut old,
             new: &mut self.dirs,
             rules: self.outer.rules.clone(),
             chain: Vec::new(),
+            real_root: real_root.clone(),
             found: Vec::new(),
             reads: 0,
         };
-        let real_root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
         walk.visit(root, real_root, outer_changed);
         self.reads += walk.reads;
         walk.found
@@ -203,6 +212,8 @@ struct Walk<'a> {
     rules: Vec<Arc<Gitignore>>,
     /// Real paths of the directories being visited, outermost first.
     chain: Vec<PathBuf>,
+    /// The real path of the root: links leading elsewhere are not followed.
+    real_root: PathBuf,
     found: Vec<PathBuf>,
     reads: u64,
 }
@@ -221,7 +232,7 @@ impl Walk<'_> {
             previous => {
                 let gitignore = match (&previous, gitignore_changed) {
                     (Some(p), false) => p.gitignore.clone(),
-                    _ if gitignore_seen.exists() => Some(Arc::new(Gitignore::new(dir.join(".gitignore")).0)),
+                    _ if gitignore_seen.exists() => ignore_file(dir, &dir.join(".gitignore")).map(Arc::new),
                     _ => None,
                 };
                 self.read(dir, &real, seen, gitignore_seen, gitignore)
@@ -260,6 +271,14 @@ impl Walk<'_> {
             let Ok(name) = entry.file_name().into_string() else { continue };
             let path = entry.path();
             let Ok(mut kind) = entry.file_type() else { continue };
+            if (self.wanted)(&name) {
+                // Whatever it is: reading it says what is wrong with it.
+                let is_dir = std::fs::metadata(&path).is_ok_and(|meta| meta.is_dir());
+                if !ignored(&rules, &path, is_dir) {
+                    files.push(path);
+                }
+                continue;
+            }
             let symlink = kind.is_symlink();
             if symlink {
                 match std::fs::metadata(&path) {
@@ -279,13 +298,11 @@ impl Walk<'_> {
                 } else {
                     real.join(&name)
                 };
-                // A link to a directory we are inside would loop forever.
-                if sub_real == real || self.chain.contains(&sub_real) {
+                // A link out of the project is not searched; a link to a directory we are inside would loop forever.
+                if !sub_real.starts_with(&self.real_root) || sub_real == real || self.chain.contains(&sub_real) {
                     continue;
                 }
                 subdirs.push((path, sub_real));
-            } else if kind.is_file() && (self.wanted)(&name) && !ignored(&rules, &path, false) {
-                files.push(path);
             }
         }
         subdirs.sort();
@@ -333,16 +350,13 @@ fn build_outer(sources: Vec<(PathBuf, Seen)>, git_top: Option<&Path>) -> OuterRu
     }
     for (path, now) in &sources {
         if now.exists() {
-            let is_exclude = path.ends_with("info/exclude");
-            let rule = if is_exclude {
-                // `info/exclude` patterns are relative to the top of the work tree, not to the `.git/info` folder.
-                let mut builder = GitignoreBuilder::new(git_top.unwrap_or(Path::new("/")));
-                builder.add(path);
-                builder.build().unwrap_or_else(|_| Gitignore::empty())
+            // `info/exclude` patterns are relative to the top of the work tree, not to the `.git/info` folder.
+            let base = if path.ends_with("info/exclude") {
+                git_top.unwrap_or(Path::new("/"))
             } else {
-                Gitignore::new(path).0
+                path.parent().unwrap_or(Path::new("/"))
             };
-            if !rule.is_empty() {
+            if let Some(rule) = ignore_file(base, path).filter(|rule| !rule.is_empty()) {
                 rules.push(Arc::new(rule));
             }
         }
@@ -350,15 +364,39 @@ fn build_outer(sources: Vec<(PathBuf, Seen)>, git_top: Option<&Path>) -> OuterRu
     OuterRules { sources, rules, built: true }
 }
 
+/// The rules of the ignore file `file`, with patterns relative to `base`; `None` when it is not a regular file (a
+/// symbolic link is not followed) or is too large. Lines as git reads them: a BOM at the start and a CR before each
+/// newline are dropped, lines that are not UTF-8 or not valid patterns are skipped.
+fn ignore_file(base: &Path, file: &Path) -> Option<Gitignore> {
+    if !std::fs::symlink_metadata(file).is_ok_and(|meta| meta.is_file()) {
+        return None;
+    }
+    let bytes = match confined::read_bytes(file, None, Some(MAX_DEFINITION_BYTES)) {
+        Ok(bytes) => bytes,
+        Err(err) => {
+            tracing::warn!("ignore file {} is not used: {err}", file.display());
+            return None;
+        }
+    };
+    let mut builder = GitignoreBuilder::new(base);
+    for (index, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let Ok(line) = std::str::from_utf8(line.strip_suffix(b"\r").unwrap_or(line)) else { continue };
+        let line = if index == 0 { line.trim_start_matches('\u{feff}') } else { line };
+        // A line that is not a valid pattern is skipped, as git does.
+        let _ = builder.add_line(Some(file.to_path_buf()), line);
+    }
+    builder.build().ok()
+}
+
 /// The git directory shared by all work trees, for a `.git` entry (a directory, or a file `gitdir: <path>`).
 fn git_common_dir(dot_git: &Path) -> Option<PathBuf> {
     if dot_git.is_dir() {
         return Some(dot_git.to_path_buf());
     }
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = confined::read_text(dot_git, None, Some(MAX_DEFINITION_BYTES)).ok()?;
     let gitdir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     let gitdir = dot_git.parent()?.join(gitdir);
-    match std::fs::read_to_string(gitdir.join("commondir")) {
+    match confined::read_text(&gitdir.join("commondir"), None, Some(MAX_DEFINITION_BYTES)) {
         Ok(common) => Some(normalize(&gitdir.join(common.trim()))),
         Err(_) => Some(gitdir),
     }
@@ -461,15 +499,51 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn follows_directory_links_without_looping() {
+    fn follows_directory_links_inside_the_root_only_and_without_looping() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("root");
         write(&root.join("a/want"), "");
+        write(&root.join("b/c/want"), "");
         write(&dir.path().join("outside/want"), "");
         std::os::unix::fs::symlink(&root, root.join("a/loop")).unwrap();
+        std::os::unix::fs::symlink(root.join("b/c"), root.join("inner")).unwrap();
         std::os::unix::fs::symlink(dir.path().join("outside"), root.join("linked")).unwrap();
+        std::os::unix::fs::symlink("/", root.join("everything")).unwrap();
         let mut scan = TreeScan::new(wanted);
-        assert_eq!(names(&root, &scan.scan(&root)), ["a/want", "linked/want"]);
+        assert_eq!(names(&root, &scan.scan(&root)), ["a/want", "b/c/want", "inner/want"]);
+    }
+
+    #[test]
+    fn lists_wanted_names_whatever_they_are() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/want/below")).unwrap();
+        write(&root.join("a/want/below/want"), "");
+        std::fs::create_dir(root.join("b")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("b/want")).unwrap();
+        std::fs::create_dir(root.join("c")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("c/want")).unwrap();
+        let mut scan = TreeScan::new(wanted);
+        assert_eq!(names(root, &scan.scan(root)), ["a/want", "b/want", "c/want"]);
+    }
+
+    #[test]
+    fn ignore_files_are_read_like_git_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for path in ["a/want", "a/skip/want", "b/want", "c/want", "d/want"] {
+            write(&root.join(path), "");
+        }
+        write(&root.join("a/.gitignore"), "\u{feff}skip/\r\nnot-here\r\n");
+        // A link is not followed, as git does not follow it; neither is a device.
+        write(&dir.path().join("rules"), "want\n");
+        std::os::unix::fs::symlink(root.join("rules"), root.join("b/.gitignore")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("c/.gitignore")).unwrap();
+        // Too large: not used.
+        std::fs::create_dir_all(root.join("d")).unwrap();
+        std::fs::File::create(root.join("d/.gitignore")).unwrap().set_len(MAX_DEFINITION_BYTES + 1).unwrap();
+        let mut scan = TreeScan::new(wanted);
+        assert_eq!(names(root, &scan.scan(root)), ["a/want", "b/want", "c/want", "d/want"]);
     }
 
     #[test]

@@ -6,8 +6,9 @@
 //! inside the root, the file lies under it, and the path relative to it matches an include pattern and no exclude
 //! pattern. Per rule, in rule order: `individual` gives one task per matched file (that file inlined first as a
 //! reference, described as the file under review), `matches_together` one task over the matched files (plus, when
-//! asked, the files its include patterns find on disk that are not in the input and not excluded), and
-//! `all_changed_files` one task over the whole input when anything matched. Files keep the order of the input.
+//! asked, the files its include patterns find on disk that are not in the input, not excluded and not leading out
+//! of the project), and `all_changed_files` one task over the whole input when anything matched. Files keep the order
+//! of the input.
 //! A task with exactly one file gets the literal `{file_path}` in its instructions replaced by that file (DeepWork
 //! leaves it as it is). Catch-all rules are dropped when the caller passed the files explicitly.
 //!
@@ -26,9 +27,12 @@
 //! `get_review_instructions` (or two agents) delete each other's pending files. cairn deletes such a file only when
 //! it has not been written for an hour ([`STALE_AFTER`]); a review cycle that is still running rewrites its files
 //! each time it asks, which keeps them. Left-over temporary files older than that go too. Passed reviews' files stay.
+//! The directory is neither created, written nor cleaned up when it resolves outside the project (a repository could
+//! ship it as a link to a directory of the user's); the call fails and says so.
 //!
 //! **Passing** ([`mark_passed`]): the id must be non-blank and free of `..`, `/`, `\` and NUL (DeepWork only refuses
-//! `..` and a leading `/`, and fails with an I/O error on other slashes).
+//! `..` and a leading `/`, and fails with an I/O error on other slashes). The marker replaces whatever is there, so a
+//! marker that is a link is replaced by the marker, not written through.
 
 mod format;
 mod ids;
@@ -42,6 +46,7 @@ pub use format::{NO_TASKS, format_tasks};
 pub use ids::review_id;
 pub(crate) use ids::rule_part;
 
+use crate::confined;
 use crate::glob::{self, Glob};
 use crate::review_rule::{ReferenceFile, ReviewRule, ReviewTask, Strategy};
 use crate::session_store::{Durability, write_atomic};
@@ -131,6 +136,7 @@ pub fn build_tasks(
                         path: root.join(&file),
                         label: file.clone(),
                         description: Some(FILE_UNDER_REVIEW.to_owned()),
+                        boundary: Some(root.to_path_buf()),
                     }];
                     references.extend(rule.reference_files.iter().cloned());
                     tasks.push(task(vec![file], references, Vec::new()));
@@ -154,6 +160,8 @@ pub fn rule_matches_any(rule: &ReviewRule, files: &[String], root: &Path) -> boo
 /// A rule's patterns, compiled, and where its directory is.
 struct Matcher<'a> {
     rule: &'a ReviewRule,
+    /// The project root.
+    root: &'a Path,
     /// The rule's directory relative to the root, `/`-separated; empty for the root itself.
     dir: String,
     include: Vec<Glob>,
@@ -162,7 +170,7 @@ struct Matcher<'a> {
 
 impl<'a> Matcher<'a> {
     /// `None` when the rule's directory is not inside `root` (such a rule matches nothing).
-    fn new(rule: &'a ReviewRule, root: &Path) -> Option<Matcher<'a>> {
+    fn new(rule: &'a ReviewRule, root: &'a Path) -> Option<Matcher<'a>> {
         let dir = match rule.rule_dir.strip_prefix(root) {
             Ok(relative) => slash_path(relative),
             Err(_) => {
@@ -172,6 +180,7 @@ impl<'a> Matcher<'a> {
         };
         Some(Matcher {
             rule,
+            root,
             dir,
             include: rule.include.iter().map(|p| Glob::new(p)).collect(),
             exclude: rule.exclude.iter().map(|p| Glob::new(p)).collect(),
@@ -197,12 +206,16 @@ impl<'a> Matcher<'a> {
     }
 
     /// Files the include patterns find on disk (root-relative) that are not in `files` and not excluded, sorted.
+    /// Files that resolve outside the project (through a linked directory or a linked file) are left out.
     fn unchanged(&self, files: &[String]) -> Vec<String> {
         let input: HashSet<&str> = files.iter().map(String::as_str).collect();
         let mut found = BTreeSet::new();
         for pattern in &self.rule.include {
             for path in glob::expand(&self.rule.rule_dir, pattern) {
                 let Ok(relative) = path.strip_prefix(&self.rule.rule_dir) else { continue };
+                if confined::resolve(&path, Some(self.root)).is_err() {
+                    continue;
+                }
                 let relative = slash_path(relative);
                 if self.exclude.iter().any(|g| g.is_match(&relative)) {
                     continue;
@@ -254,8 +267,7 @@ fn write_instruction_files_with(
     tasks: Vec<ReviewTask>,
     timeout: Duration,
 ) -> Result<Vec<PendingReview>, String> {
-    let dir = instructions_dir(root);
-    std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
+    let dir = scratch_dir(root)?;
     remove_stale(&dir, STALE_AFTER);
 
     let pending = not_passed(root, tasks);
@@ -306,7 +318,7 @@ pub fn instruction_files(root: &Path) -> Vec<(String, Vec<String>)> {
         .filter_map(|entry| {
             let name = entry.file_name().to_string_lossy().into_owned();
             let id = name.strip_suffix(".md").filter(|id| !id.starts_with(".tmp"))?.to_owned();
-            let text = std::fs::read_to_string(entry.path()).ok()?;
+            let text = confined::read_text(&entry.path(), Some(root), None).ok()?;
             Some((id, instructions::files_to_review(&text)))
         })
         .collect();
@@ -351,16 +363,27 @@ pub fn mark_passed(root: &Path, review_id: &str) -> Result<String, String> {
     if matches!(review_id, "." | "..") || review_id.contains(['/', '\\', '\0']) {
         return Err("Validation error: review_id must not contain path traversal sequences.".to_owned());
     }
-    let dir = instructions_dir(root);
-    let marker = dir.join(format!("{review_id}.passed"));
-    std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&marker, b"")).map_err(|err| {
+    let marker = instructions_dir(root).join(format!("{review_id}.passed"));
+    let failed = |err: &dyn std::fmt::Display| {
         format!(
             "Could not mark review '{review_id}' as passed: writing {} failed: {err}. Check that the project's \
                  .deepwork/tmp directory is writable, then call mark_review_as_passed again.",
             marker.display()
         )
-    })?;
+    };
+    scratch_dir(root).map_err(|err| failed(&err))?;
+    // Replaced, not written through: a marker that is a link must not truncate the file it points at.
+    write_atomic(&marker, b"", Durability::Replaced).map_err(|err| failed(&err))?;
     Ok(format!("Review '{review_id}' marked as passed."))
+}
+
+/// The instruction directory, created when missing; refused when it (or the parent it would be created in) resolves
+/// outside the project, since cairn writes there and deletes stale files there.
+fn scratch_dir(root: &Path) -> Result<PathBuf, String> {
+    let dir = instructions_dir(root);
+    confined::check_inside(&dir, root).map_err(|err| format!("{} cannot be used: {err}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|err| format!("could not create {}: {err}", dir.display()))?;
+    Ok(dir)
 }
 
 #[cfg(test)]
@@ -414,6 +437,7 @@ mod tests {
             path: root.path().join("guide.txt"),
             label: "guide.txt".to_owned(),
             description: None,
+            boundary: Some(root.path().to_path_buf()),
         }];
         let files = strings(&["src/b.rs", "docs/c.md", "a.md"]);
         let tasks = build_tasks(&[r], &files, root.path(), "claude", false);
@@ -456,6 +480,19 @@ mod tests {
         assert_eq!(files_of(&tasks), [strings(&["sub/a.md"])]);
         assert_eq!(tasks[0].instructions, "Check sub/a.md.", "one file: substituted");
         assert_eq!(tasks[0].unchanged_matching_files, strings(&["sub/b.md", "sub/deep/c.md"]));
+    }
+
+    #[test]
+    fn unchanged_files_leading_out_of_the_project_are_left_out() {
+        let outside = project(&["notes.md", "deep/secret.md"]);
+        let root = project(&["docs/a.md", "docs/b.md"]);
+        std::os::unix::fs::symlink(outside.path().join("notes.md"), root.path().join("docs/leak.md")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("docs/ext")).unwrap();
+        std::os::unix::fs::symlink(root.path().join("docs/b.md"), root.path().join("docs/alias.md")).unwrap();
+        let mut r = rule(root.path(), "docs", &["docs/*.md", "docs/*/*.md", "../*.md"], Strategy::MatchesTogether);
+        r.unchanged_matching_files = true;
+        let tasks = build_tasks(&[r], &strings(&["docs/a.md"]), root.path(), "claude", false);
+        assert_eq!(tasks[0].unchanged_matching_files, strings(&["docs/alias.md", "docs/b.md"]));
     }
 
     #[test]

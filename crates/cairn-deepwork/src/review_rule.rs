@@ -49,6 +49,9 @@ pub struct ReferenceFile {
     pub label: String,
     /// What the file is.
     pub description: Option<String>,
+    /// The directory the file must resolve inside to be read: the project root for files a project names, `None`
+    /// for files of cairn's own folders and of folders the user configured.
+    pub boundary: Option<PathBuf>,
 }
 
 /// Which files need which review.

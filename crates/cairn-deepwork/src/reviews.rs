@@ -3,7 +3,8 @@
 //! current step would still need (for the web UI's session page).
 //!
 //! Project rules are the `.deepreview` rules (files deepest first) followed by the DeepSchema rules; both come from
-//! caches that re-read only what changed.
+//! caches that re-read only what changed. A file to review that resolves outside the project (a symbolic link out of
+//! it, or a file in a linked directory) is left out, and the answer says so for each file a rule would have reviewed.
 
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use serde::Serialize;
 use crate::changed_files::{changed_files, reference_root};
 use crate::deepschema::{NamedSchemaInfo, schema_folders};
 use crate::glob::is_catch_all;
+use crate::confined::{self, Refused};
 use crate::ids::check_path_id;
 use crate::review::{
     build_tasks, format_tasks, has_passed, instruction_files, mark_passed, not_passed, review_id, root_relative,
@@ -123,20 +125,28 @@ impl Deepwork {
                 }
             }
         };
+        let (files, left_out) = leave_out_outside(root, files, &project.rules);
+        let with_left_out = |text: String| {
+            if left_out.is_empty() {
+                text
+            } else {
+                format!("Warning: Some files were left out of the review:\n  - {}\n\n{text}", left_out.join("\n  - "))
+            }
+        };
         if files.is_empty() {
-            return "No changed files detected.".to_owned();
+            return with_left_out("No changed files detected.".to_owned());
         }
         let platform = &self.config().platform;
         let tasks = build_tasks(&project.rules, &files, root, platform, explicit);
         if tasks.is_empty() {
-            return "No review rules matched the changed files.".to_owned();
+            return with_left_out("No review rules matched the changed files.".to_owned());
         }
         let pending = match write_instruction_files(root, tasks) {
             Ok(pending) => pending,
             Err(err) => return format!("Review error: Error writing instruction files: {err}"),
         };
         let ref_root = ref_root.unwrap_or_else(|| reference_root(root));
-        let body = format_tasks(&pending, platform, root, &ref_root);
+        let body = with_left_out(format_tasks(&pending, platform, root, &ref_root));
         if problems.is_empty() {
             body
         } else {
@@ -220,6 +230,8 @@ impl Deepwork {
         if !project.rules.is_empty() {
             match changed_files(root, None) {
                 Ok(files) => {
+                    let (files, left_out) = leave_out_outside(root, files, &project.rules);
+                    found.problems.extend(left_out.into_iter().map(|file| format!("left out of the reviews: {file}")));
                     let tasks = build_tasks(&project.rules, &files, root, platform, false);
                     found.reviews.extend(not_passed(root, tasks).into_iter().map(|(task, review_id)| OpenReview {
                         review_id,
@@ -271,6 +283,24 @@ fn inside_project(root: &Path, files: &[String]) -> Vec<String> {
     inside.sort();
     inside.dedup();
     inside
+}
+
+/// `files` (root-relative) without those that resolve outside the project, and `<file>: <why>` for each of those that
+/// some rule would have reviewed.
+fn leave_out_outside(root: &Path, files: Vec<String>, rules: &[ReviewRule]) -> (Vec<String>, Vec<String>) {
+    let mut kept = Vec::with_capacity(files.len());
+    let mut left_out = Vec::new();
+    for file in files {
+        match confined::resolve(&root.join(&file), Some(root)) {
+            Err(err @ Refused::Outside { .. }) => {
+                if rules.iter().any(|rule| rule_matches_any(rule, std::slice::from_ref(&file), root)) {
+                    left_out.push(format!("{file}: {err}"));
+                }
+            }
+            _ => kept.push(file),
+        }
+    }
+    (kept, left_out)
 }
 
 /// `path` relative to `root` when inside it, else absolute.

@@ -15,7 +15,8 @@ use serde_json::Value;
 
 use crate::deepreview::DeepreviewCache;
 use crate::deepschema::DeepschemaCache;
-use crate::discovery::{JobCache, LoadError, find_job_dir, job_folders, load_all};
+use crate::discovery::{JobCache, LoadError, find_job_dir, holds_job_file, job_folders, load_all};
+use crate::confined::{self, MAX_DEFINITION_BYTES};
 use crate::gate::{self, GateInput};
 use crate::ids::{check_path_id, is_job_name};
 use crate::job::{ArgumentType, JOB_SCHEMA, JobDefinition, parse_job};
@@ -330,7 +331,7 @@ impl Deepwork {
         }
         prepare_tmp_dir(root);
         let schema = root.join(".deepwork").join("job.schema.json");
-        if std::fs::read_to_string(&schema).ok().as_deref() != Some(JOB_SCHEMA)
+        if confined::read_text(&schema, Some(root), Some(MAX_DEFINITION_BYTES)).ok().as_deref() != Some(JOB_SCHEMA)
             && let Err(err) = write_atomic(&schema, JOB_SCHEMA.as_bytes(), Durability::Replaced)
         {
             tracing::warn!("could not write {}: {err}", schema.display());
@@ -343,7 +344,7 @@ impl Deepwork {
 
     /// All jobs under `root`, and the ones that fail to load.
     pub fn load_jobs(&self, root: &Path) -> (Vec<Arc<JobDefinition>>, Vec<LoadError>) {
-        load_all(&self.cache, &self.folders(root))
+        load_all(&self.cache, &self.folders(root), root)
     }
 
     /// The `issue_detected` text for `root`, when some job fails to load.
@@ -407,8 +408,8 @@ impl Deepwork {
     pub(crate) fn find_job(&self, root: &Path, store: &SessionStore, session_id: Option<&str>, name: &str) -> Result<Arc<JobDefinition>> {
         if let Some(sid) = session_id {
             let dir = store.session_job_dir(sid, name);
-            if dir.join("job.yml").is_file() {
-                return match &*self.cache.load(&dir) {
+            if holds_job_file(&dir) {
+                return match &*self.cache.load(&dir, root) {
                     Ok(job) => Ok(job.clone()),
                     Err(err) => Err(Error::Failed(format!("Failed to parse session job '{name}': {err}"))),
                 };
@@ -417,7 +418,7 @@ impl Deepwork {
         let Some(dir) = find_job_dir(&self.folders(root), name) else {
             return Err(Error::Failed(format!("Job not found: {name}")));
         };
-        match &*self.cache.load(&dir) {
+        match &*self.cache.load(&dir, root) {
             Ok(job) => Ok(job.clone()),
             Err(err) => Err(Error::Failed(format!("Failed to parse job '{name}': {err}"))),
         }
@@ -427,7 +428,7 @@ impl Deepwork {
         let folders = self.folders(root);
         let lookup = |name: &str| -> Option<Arc<JobDefinition>> {
             let dir = find_job_dir(&folders, name)?;
-            (*self.cache.load(&dir)).as_ref().ok().cloned()
+            (*self.cache.load(&dir, root)).as_ref().ok().cloned()
         };
         StatusWriter::new(root).write_session(store, session_id, &lookup);
     }
@@ -618,16 +619,14 @@ impl Deepwork {
                         let Some(path) = path.as_str() else {
                             return Err(Error::Failed(format!("Output '{name}': all paths must be strings")));
                         };
-                        let full = confined(root, path).ok_or_else(|| {
+                        let full = lexically_inside(root, path).ok_or_else(|| {
                             Error::Failed(format!(
                                 "Output '{name}': path '{path}' is outside the project root {}. Give a path inside \
                                  the project, relative to its root.",
                                 root.display()
                             ))
                         })?;
-                        if !full.exists() {
-                            return Err(Error::Failed(format!("Output '{name}': file not found at '{path}'")));
-                        }
+                        check_output_file(name, path, &full, root)?;
                     }
                 }
             }
@@ -712,6 +711,13 @@ impl Deepwork {
         if !is_job_name(job_name) {
             return Err(Error::Soft(format!("Invalid job name '{job_name}': must match ^[a-z][a-z0-9_]*$")));
         }
+        if yaml.len() as u64 > MAX_DEFINITION_BYTES {
+            return Err(Error::Soft(format!(
+                "The job definition is too large: {} bytes, over the limit of {MAX_DEFINITION_BYTES} bytes. Nothing \
+                 was registered.",
+                yaml.len()
+            )));
+        }
         let store = SessionStore::new(root, &self.config.platform);
         let job_dir = store.session_job_dir(session_id, job_name);
         if let Err(err) = cairn_yaml::parse(yaml) {
@@ -749,7 +755,7 @@ impl Deepwork {
         }
         let store = SessionStore::new(root, &self.config.platform);
         let path = store.session_job_dir(session_id, job_name).join("job.yml");
-        let text = std::fs::read_to_string(path).map_err(|_| not_found())?;
+        let text = confined::read_text(&path, Some(root), Some(MAX_DEFINITION_BYTES)).map_err(|_| not_found())?;
         Ok(SessionJob { job_name: job_name.to_owned(), job_definition_yaml: text })
     }
 
@@ -825,8 +831,31 @@ fn require_session<'a>(session_id: Option<&'a str>, missing: &str, invalid: fn(S
     }
 }
 
+/// An output file must exist, resolve inside the project (a link out of it is refused) and be a regular file or a
+/// directory (a FIFO would block whoever reads it).
+fn check_output_file(name: &str, path: &str, full: &Path, root: &Path) -> Result<()> {
+    let refused = |why: &dyn std::fmt::Display| {
+        Error::Failed(format!(
+            "Output '{name}': path '{path}' cannot be used: {why}. Give a regular file inside the project, relative \
+             to its root."
+        ))
+    };
+    let real = match confined::resolve(full, Some(root)) {
+        Ok(real) => real,
+        Err(err) if err.is_not_found() => {
+            return Err(Error::Failed(format!("Output '{name}': file not found at '{path}'")));
+        }
+        Err(err) => return Err(refused(&err)),
+    };
+    match std::fs::metadata(&real) {
+        Ok(meta) if meta.is_file() || meta.is_dir() => Ok(()),
+        Ok(_) => Err(refused(&confined::Refused::NotRegular)),
+        Err(err) => Err(refused(&err)),
+    }
+}
+
 /// `root/path`, normalised, if it stays inside `root` (absolute paths inside the root are accepted too).
-fn confined(root: &Path, path: &str) -> Option<PathBuf> {
+fn lexically_inside(root: &Path, path: &str) -> Option<PathBuf> {
     let joined = root.join(path);
     let mut normal = PathBuf::new();
     for component in joined.components() {
@@ -850,9 +879,9 @@ mod tests {
     #[test]
     fn output_paths_stay_in_the_project() {
         let root = Path::new("/p");
-        assert_eq!(confined(root, "a/../b.md"), Some(PathBuf::from("/p/b.md")));
-        assert_eq!(confined(root, "/p/x"), Some(PathBuf::from("/p/x")));
-        assert_eq!(confined(root, "../etc/passwd"), None);
-        assert_eq!(confined(root, "/etc/passwd"), None);
+        assert_eq!(lexically_inside(root, "a/../b.md"), Some(PathBuf::from("/p/b.md")));
+        assert_eq!(lexically_inside(root, "/p/x"), Some(PathBuf::from("/p/x")));
+        assert_eq!(lexically_inside(root, "../etc/passwd"), None);
+        assert_eq!(lexically_inside(root, "/etc/passwd"), None);
     }
 }

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::confined;
 use crate::session::StackFile;
 
 /// Session files of one platform under one project root.
@@ -88,9 +89,10 @@ impl SessionStore {
 
 /// Reads one stack file (see [`SessionStore::read`]).
 pub fn read_stack(path: &Path) -> Result<StackFile, String> {
-    let text = match std::fs::read_to_string(path) {
+    // Never a FIFO or a device: a call must not wait for a writer or read forever.
+    let text = match confined::read_text(path, None, None) {
         Ok(text) => text,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(StackFile::default()),
+        Err(err) if err.is_not_found() => return Ok(StackFile::default()),
         Err(err) => return Err(format!("Could not read session state file {}: {err}", path.display())),
     };
     serde_json::from_str(&text).map_err(|err| {

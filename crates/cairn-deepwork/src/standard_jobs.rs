@@ -94,7 +94,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let folder = materialize(home.path()).unwrap();
         assert_eq!(materialize(home.path()).unwrap(), folder);
-        let (jobs, errors) = load_all(&JobCache::default(), &[folder]);
+        let (jobs, errors) = load_all(&JobCache::default(), &[folder], home.path());
         assert!(errors.is_empty(), "{errors:?}");
         let names: Vec<&str> = jobs.iter().map(|j| j.name.as_str()).collect();
         assert_eq!(names, ["deepplan", "deepwork_jobs", "deepwork_reviews"]);

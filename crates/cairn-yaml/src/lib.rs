@@ -40,6 +40,7 @@ pub fn parse(text: &str) -> Result<Document, String> {
     let options = serde_saphyr::options! {
         legacy_octal_numbers: true,
         duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
+        budget: serde_saphyr::budget! { max_depth: 32 },
     };
     let root: Option<Spanned<Node>> =
         serde_saphyr::from_str_with_options(text, options).map_err(|err| err.to_string())?;

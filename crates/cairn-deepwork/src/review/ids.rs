@@ -7,13 +7,15 @@
 //! * paths part: each file with `/` replaced by `-`, sorted, joined by `_AND_`; `<N>_files` when that is longer than
 //!   100 characters; `inline` for a task without files;
 //! * hash: the first 12 hex digits of a SHA-256 over the files' texts (sorted by path; read as UTF-8 with CRLF and CR
-//!   turned into LF, `MISSING` for a file that cannot be read or is not UTF-8), then, for a review of text,
-//!   the bytes `\0INLINE\0` and the text.
+//!   turned into LF, `MISSING` for a file that cannot be read or is not UTF-8 — and for one that is not a regular
+//!   file or leads out of the project, which is never read), then, for a review of text, the bytes `\0INLINE\0` and
+//!   the text.
 
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use crate::confined;
 use crate::review_rule::ReviewTask;
 
 /// Longest paths part kept as it is (in characters).
@@ -52,7 +54,7 @@ fn content_hash(task: &ReviewTask, root: &Path) -> String {
     files.sort();
     let mut hasher = Sha256::new();
     for file in files {
-        match read_text(&root.join(file)) {
+        match read_text(&root.join(file), root) {
             Some(text) => hasher.update(text.as_bytes()),
             None => hasher.update(MISSING),
         }
@@ -66,10 +68,9 @@ fn content_hash(task: &ReviewTask, root: &Path) -> String {
 }
 
 /// A file's text as Python's text mode reads it: UTF-8, with CRLF and lone CR turned into LF. `None` when the file
-/// cannot be read or is not UTF-8.
-pub(crate) fn read_text(path: &Path) -> Option<String> {
-    let bytes = std::fs::read(path).ok()?;
-    let text = String::from_utf8(bytes).ok()?;
+/// cannot be read, is not UTF-8, is not a regular file or resolves outside `root`.
+fn read_text(path: &Path, root: &Path) -> Option<String> {
+    let text = confined::read_text(path, Some(root), None).ok()?;
     Some(universal_newlines(text))
 }
 

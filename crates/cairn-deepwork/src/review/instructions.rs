@@ -4,7 +4,8 @@
 //! when they have nothing to say: `# Review: <rule> — <scope>`, `## Project Root` (every path is relative to the
 //! absolute root), `## Review Instructions`, `## Relevant File Contents` (reference files inlined, at most
 //! [`MAX_REFERENCE_FILES`] files and [`MAX_REFERENCE_BYTES`] bytes in all; the file that crosses the budget is cut
-//! with a marker, later ones are named in an "omitted" line), `## Files to Review` (`- @<path>`),
+//! with a marker — no more of it is read than fits — later ones are named in an "omitted" line; a file that is not a
+//! regular file or leads out of the project is not read, a note says why), `## Files to Review` (`- @<path>`),
 //! `## Content to Review` (text under review), `## Unchanged Matching Files`, `## All Changed Files`,
 //! `## Precomputed Context` and `## After Review` with the `review_id` line, then `---` and the policy's location.
 //!
@@ -17,6 +18,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::review_rule::{ReferenceFile, ReviewTask};
 
@@ -154,8 +156,8 @@ fn reference_blocks(files: &[ReferenceFile]) -> Vec<String> {
             continue;
         }
         shown += 1;
-        let text = match read_reference(&file.path) {
-            Ok(text) => text,
+        let (text, size_if_cut) = match read_reference(file, budget) {
+            Ok(read) => read,
             Err(err) => {
                 blocks.push(format!("(could not inline {}: {err})\n", file.label));
                 continue;
@@ -166,21 +168,24 @@ fn reference_blocks(files: &[ReferenceFile]) -> Vec<String> {
             block.push_str("\n\n");
             block.push_str(description);
         }
-        let body = if text.len() <= budget {
-            budget -= text.len();
-            text.trim_end_matches('\n').to_owned()
-        } else {
-            let mut cut = budget;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
+        let body = match size_if_cut {
+            None if text.len() <= budget => {
+                budget -= text.len();
+                text.trim_end_matches('\n').to_owned()
             }
-            let body = format!(
-                "{}\n... (truncated: file is {} bytes, budget left was {budget})",
-                text[..cut].trim_end_matches('\n'),
-                text.len()
-            );
-            budget = 0;
-            body
+            size => {
+                let size = size.unwrap_or(text.len() as u64);
+                let mut cut = budget.min(text.len());
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                let body = format!(
+                    "{}\n... (truncated: file is {size} bytes, budget left was {budget})",
+                    text[..cut].trim_end_matches('\n'),
+                );
+                budget = 0;
+                body
+            }
         };
         block.push_str(&format!("\n\n```{}\n{body}\n```\n", language(&file.path)));
         blocks.push(block);
@@ -196,11 +201,27 @@ fn reference_blocks(files: &[ReferenceFile]) -> Vec<String> {
     blocks
 }
 
-/// A reference file's text, or why it cannot be inlined.
-fn read_reference(path: &Path) -> Result<String, String> {
-    let bytes = std::fs::read(path).map_err(|err| format!("{}: {err}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{} is not UTF-8 text", path.display()))?;
-    Ok(super::ids::universal_newlines(text))
+/// A reference file's text, or why it cannot be inlined. A file larger than `budget` is read only so far (and the
+/// size it has is returned): a character cut in two at the end is dropped.
+fn read_reference(file: &ReferenceFile, budget: usize) -> Result<(String, Option<u64>), String> {
+    let path = &file.path;
+    let fail = |err: &dyn std::fmt::Display| format!("{}: {err}", path.display());
+    // A little more than the budget, so a file that only fits once its CRLFs are LFs is still read whole.
+    let max = u64::try_from(budget).unwrap_or(u64::MAX).saturating_add(4);
+    let (bytes, size) = confined::read_prefix(path, file.boundary.as_deref(), max).map_err(|err| fail(&err))?;
+    let whole = bytes.len() as u64 == size;
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        // Cut inside a character: keep what comes before it.
+        Err(err) if !whole && err.utf8_error().error_len().is_none() => {
+            let valid = err.utf8_error().valid_up_to();
+            let mut bytes = err.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).map_err(|_| fail(&confined::Refused::NotUtf8))?
+        }
+        Err(_) => return Err(fail(&confined::Refused::NotUtf8)),
+    };
+    Ok((super::ids::universal_newlines(text), (!whole).then_some(size)))
 }
 
 /// The code fence language for a file.
@@ -342,6 +363,11 @@ mod tests {
         assert!(text.contains("\n\n- a\n- b/c\n- z\n\n## Precomputed Context\n\nstats\n\n## After Review\n\n"));
     }
 
+    /// A reference to `dir/name`, labelled `name`, without a description or a boundary.
+    fn reference(dir: &Path, name: &str) -> ReferenceFile {
+        ReferenceFile { path: dir.join(name), label: name.to_owned(), description: None, boundary: None }
+    }
+
     #[test]
     fn reference_files_are_inlined_with_language_and_description() {
         let dir = tempfile::tempdir().unwrap();
@@ -353,9 +379,10 @@ mod tests {
                 path: dir.path().join("spec.yml"),
                 label: "spec.yml".to_owned(),
                 description: Some("The spec".to_owned()),
+                boundary: None,
             },
-            ReferenceFile { path: dir.path().join("notes.txt"), label: "notes.txt".to_owned(), description: None },
-            ReferenceFile { path: dir.path().join("gone.md"), label: "gone.md".to_owned(), description: None },
+            reference(dir.path(), "notes.txt"),
+            reference(dir.path(), "gone.md"),
         ];
         let text = render(&t, "id", Path::new("/p"), None);
         assert!(text.contains(
@@ -370,8 +397,7 @@ mod tests {
         let big = "x".repeat(MAX_REFERENCE_BYTES - 10);
         std::fs::write(dir.path().join("big.md"), &big).unwrap();
         std::fs::write(dir.path().join("next.md"), "0123456789abcdef").unwrap();
-        let reference =
-            |name: &str| ReferenceFile { path: dir.path().join(name), label: name.to_owned(), description: None };
+        let reference = |name: &str| reference(dir.path(), name);
         let blocks = reference_blocks(&[reference("big.md"), reference("next.md"), reference("big.md")]);
         assert_eq!(blocks.len(), 4);
         assert!(blocks[1].ends_with("\n0123456789\n... (truncated: file is 16 bytes, budget left was 10)\n```\n"));

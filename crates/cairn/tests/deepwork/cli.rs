@@ -52,7 +52,7 @@ async fn get_stack_lists_active_workflows() {
 }
 
 /// A git repository (branch `main`) in a temporary directory, with a private cairn home and `HOME`.
-struct Repo {
+pub struct Repo {
     dir: tempfile::TempDir,
     home: tempfile::TempDir,
 }
@@ -79,7 +79,7 @@ everything:
 "#;
 
 impl Repo {
-    fn new() -> Repo {
+    pub fn new() -> Repo {
         let repo = Repo { dir: tempfile::tempdir().unwrap(), home: tempfile::tempdir().unwrap() };
         repo.git(&["init", "-q", "-b", "main"]);
         repo.git(&["config", "user.name", "cairn tests"]);
@@ -88,11 +88,11 @@ impl Repo {
         repo
     }
 
-    fn root(&self) -> PathBuf {
+    pub fn root(&self) -> PathBuf {
         self.dir.path().canonicalize().unwrap()
     }
 
-    fn write(&self, rel: &str, text: &str) {
+    pub fn write(&self, rel: &str, text: &str) {
         let path = self.dir.path().join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
@@ -151,7 +151,7 @@ impl Repo {
     }
 
     /// `deepwork hook <name>` on `event`: the JSON it printed, after checking it exited 0.
-    fn hook(&self, name: &str, event: &Value) -> Value {
+    pub fn hook(&self, name: &str, event: &Value) -> Value {
         let output = self.deepwork(&["hook", name], Some(&event.to_string()));
         assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
         serde_json::from_slice(&output.stdout).unwrap()
@@ -175,7 +175,7 @@ fn prompts(repo: &Repo, list: &str) -> Vec<String> {
         .collect()
 }
 
-fn additional_context(output: &Value) -> &str {
+pub fn additional_context(output: &Value) -> &str {
     assert_eq!(output["hookSpecificOutput"]["hookEventName"], "PostToolUse", "{output}");
     output["hookSpecificOutput"]["additionalContext"].as_str().unwrap()
 }
@@ -325,7 +325,7 @@ verification_bash_command:
   - "grep -q '^name:' \"$1\" || { echo \"$1 has no name\" >&2; exit 3; }"
 "#;
 
-fn write_event(repo: &Repo, file: &str) -> Value {
+pub fn write_event(repo: &Repo, file: &str) -> Value {
     json!({
         "session_id": "s1",
         "hook_event_name": "PostToolUse",

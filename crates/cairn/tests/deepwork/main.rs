@@ -4,9 +4,11 @@
 // clients still use them.
 #![allow(unreachable_pub, deprecated)]
 
+mod broken_definitions;
 mod cli;
 mod concurrency;
 mod errors;
+mod outside_project;
 mod protocol;
 mod reviews_errors;
 mod reviews_gate;
