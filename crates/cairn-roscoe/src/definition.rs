@@ -22,4 +22,4 @@ pub use model::{
 pub use schema::schema;
 pub use validate::{Options, Validation, parse, validate};
 
-pub(crate) use parse::is_valid_id;
+pub(crate) use parse::{is_valid_id, read_yaml};

@@ -729,7 +729,7 @@ impl Runs {
             error.extra.insert("details".into(), json!(details));
             error
         })?;
-        let config = cairn_yaml::parse(&text)
+        let config = definition::read_yaml(&text)
             .map(|doc| doc.value)
             .map_err(|e| RunError::user("invalid_config", e))?;
         Ok(Prepared {

@@ -493,7 +493,7 @@ impl Service {
                 details: validation.diagnostics.iter().map(detail).collect(),
             });
         }
-        let doc = cairn_yaml::parse(&text).map_err(|message| Error::InvalidConfig {
+        let doc = definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
             message,
             details: Vec::new(),
         })?;

@@ -11,6 +11,7 @@ mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
 mod docs;
+mod duplicate_keys;
 mod isolation;
 mod protocol;
 mod runs_concurrency;
