@@ -754,7 +754,8 @@ impl Runs {
             files.push(root.join("roscoe.yaml"));
         }
         for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let Ok(bytes) = crate::files::read_regular(&file, crate::sources::MAX_FILE_BYTES as u64) else { continue };
+            let Ok(text) = String::from_utf8(bytes) else { continue };
             let Ok(doc) = cairn_yaml::parse(&text) else { continue };
             if let Some(Value::Object(prices)) = doc.value.get("pricing") {
                 pricing.clear();

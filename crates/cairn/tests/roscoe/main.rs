@@ -6,6 +6,7 @@
 #![allow(unreachable_pub)]
 
 mod authoring;
+mod broken_files;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
 #[path = "../common/database.rs"]
