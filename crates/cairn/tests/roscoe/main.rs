@@ -16,6 +16,7 @@ mod duplicate_keys;
 mod isolation;
 mod protocol;
 mod runs_concurrency;
+mod runs_containment;
 mod runs_crash;
 mod runs_fanout;
 mod runs_lifecycle;
