@@ -12,6 +12,7 @@ mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
 mod docs;
+mod hostile_input;
 mod duplicate_keys;
 mod isolation;
 mod protocol;
