@@ -140,7 +140,7 @@ fn apply(mut text: String, (at, kind, len, piece): Edit) -> String {
 }
 
 /// Texts every parser must refuse or read quickly: alias bombs, deep nesting of every bracket kind, 50 MB.
-pub(crate) fn hostile_texts() -> Vec<(&'static str, String)> {
+fn hostile_texts() -> Vec<(&'static str, String)> {
     let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for pair in ["a", "b", "c", "d", "e", "f", "g", "h", "i"].windows(2) {
         laughs.push_str(&format!("{}: &{} [{}]\n", pair[1], pair[1], vec![format!("*{}", pair[0]); 9].join(", ")));
@@ -157,6 +157,13 @@ pub(crate) fn hostile_texts() -> Vec<(&'static str, String)> {
         ("50 MB", "x".repeat(50 * 1024 * 1024)),
         ("50 MB of one template", format!("{{{{ {} }}}}", "a || ".repeat(10 * 1024 * 1024))),
     ]
+}
+
+/// Runs `parse` on every one of [`hostile_texts`], [`bounded`].
+pub(crate) fn survives_hostile_texts(what: &str, parse: fn(&str)) {
+    for (kind, text) in hostile_texts() {
+        bounded(&format!("{what} of {kind}"), text, parse);
+    }
 }
 
 /// The whole validation pipeline (schema, integrity, lint) with every lint input given.

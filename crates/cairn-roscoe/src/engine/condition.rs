@@ -109,7 +109,7 @@ mod tests {
         use proptest::prelude::*;
         use serde_json::json;
 
-        use crate::hostile_input::{bounded, corpus_strings, hostile_texts, mutated};
+        use crate::hostile_input::{bounded, corpus_strings, mutated, survives_hostile_texts};
 
         fn evaluate(text: &str) {
             let context = json!({ "input": { "n": 3, "tags": ["a", "b"] }, "review": { "verdict": "pass" } });
@@ -118,9 +118,7 @@ mod tests {
 
         #[test]
         fn hostile_texts_neither_crash_nor_hang_evaluation() {
-            for (what, text) in hostile_texts() {
-                bounded(&format!("CEL evaluation of {what}"), text, evaluate);
-            }
+            survives_hostile_texts("CEL evaluation", evaluate);
         }
 
         proptest! {

@@ -43,9 +43,15 @@ async fn pids(out: &Path) -> (u32, u32) {
     eventually("the script and its grandchild to start", || Some((read("script.pid")?, read("grand.pid")?))).await
 }
 
-/// Waits (generously) until neither process exists.
+/// Waits (generously) until neither process exists; either way, ends them before the test goes on.
 async fn both_stop(script: u32, grand: u32) {
-    eventually("the script and its setsid grandchild to stop", || (!alive(script) && !alive(grand)).then_some(())).await;
+    let stopped = tokio::spawn(async move {
+        eventually("the script and its setsid grandchild to stop", || (!alive(script) && !alive(grand)).then_some(()))
+            .await
+    })
+    .await;
+    clean_up(&[script, grand]);
+    stopped.unwrap();
 }
 
 /// The context file the script was given, checked private: 0600 in a 0700 `run` folder of the cairn home.
@@ -84,9 +90,7 @@ async fn a_killed_server_takes_its_script_and_the_setsid_grandchild_with_it() {
     let status = std::process::Command::new("kill").args(["-KILL", &server.to_string()]).status().unwrap();
     assert!(status.success());
     let _ = call.await;
-    let stopped = tokio::spawn(async move { both_stop(script, grand).await }).await;
-    clean_up(&[script, grand]);
-    stopped.unwrap();
+    both_stop(script, grand).await;
     let context = private_context(&env, &out);
     assert!(context.exists(), "a server killed with SIGKILL cannot remove the context file");
 
@@ -110,9 +114,7 @@ async fn a_timed_out_script_takes_its_setsid_grandchild_with_it() {
     let result = client.ok("start_workflow", json!({ "cwd": s(&repo), "id": "tree" })).await;
     assert_eq!(result["status"], "failed", "{result}");
     let (script, grand) = pids(&out).await;
-    let stopped = tokio::spawn(async move { both_stop(script, grand).await }).await;
-    clean_up(&[script, grand]);
-    stopped.unwrap();
+    both_stop(script, grand).await;
     let context = private_context(&env, &out);
     assert!(!context.exists(), "the context file is removed when the script ends");
     let history = client.ok("get_run_history", json!({ "cwd": s(&repo), "run_id": result["runId"] })).await;
@@ -135,9 +137,7 @@ async fn a_cancelled_script_takes_its_setsid_grandchild_with_it() {
     let run_id = runs[0]["id"].as_str().unwrap().to_owned();
     let cancelled = client.ok("cancel_run", json!({ "cwd": cwd, "run_id": run_id })).await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
-    let stopped = tokio::spawn(async move { both_stop(script, grand).await }).await;
-    clean_up(&[script, grand]);
-    stopped.unwrap();
+    both_stop(script, grand).await;
     let started: Value = starter.await.unwrap();
     assert_eq!(started["status"], "cancelled", "{started}");
     let context = private_context(&env, &out);
@@ -153,9 +153,7 @@ async fn test_workflow_giving_up_removes_the_context_file_and_stops_the_tree() {
     let result = client.ok("test_workflow", json!({ "cwd": s(&repo), "yaml": yaml, "timeout_ms": 3000 })).await;
     assert_eq!(result["code"], "timeout", "{result}");
     let (script, grand) = pids(&out).await;
-    let stopped = tokio::spawn(async move { both_stop(script, grand).await }).await;
-    clean_up(&[script, grand]);
-    stopped.unwrap();
+    both_stop(script, grand).await;
     let context = private_context(&env, &out);
     assert!(!context.exists(), "the context file is removed when test_workflow stops waiting");
     client.close().await;
