@@ -22,4 +22,5 @@ pub use model::{
 pub use schema::schema;
 pub use validate::{Options, Validation, parse, validate};
 
-pub(crate) use parse::is_valid_id;
+pub(crate) use expression::{check_size as check_expression_size, on_cel_stack};
+pub(crate) use parse::{is_valid_id, read_yaml};

@@ -1,12 +1,55 @@
-//! File primitives the workflow writers share: atomic writes, and moving or copying an asset directory.
+//! File primitives the workflow readers and writers share: reading a regular file with a size cap, atomic writes, and
+//! moving or copying an asset directory.
+//!
+//! A read never blocks and never runs away: the path is opened without waiting (a FIFO or a device would otherwise
+//! block the open or stream forever), the opened file must be a regular file, and its size is checked before a
+//! byte is read and capped while reading (a file can grow after the check).
 //!
 //! An atomic write goes to a temp file in the target's own directory and is renamed over the target, so a reader sees
 //! the old or the new text, never half of it. A target marked read-only is refused rather than silently replaced (a
 //! rename would otherwise succeed in a writable directory). Nothing here knows about workflows or sources.
 
-use std::fs;
-use std::io::{self, Write};
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
 use std::path::Path;
+
+/// Opens `path` (following links) for reading when it is a regular file; otherwise an `InvalidInput` error saying
+/// what it is. Never blocks: a FIFO is opened without waiting for a writer, then refused.
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
+    let mut options = fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_file() {
+        return Ok(file);
+    }
+    let what = if kind.is_dir() { "a directory" } else { "not a regular file (a device, FIFO or socket)" };
+    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("it is {what}, not a file")))
+}
+
+/// The bytes of the regular file at `path`; a `FileTooLarge` error when it holds more than `max` bytes, found
+/// before reading it.
+pub(crate) fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let too_large = |len: u64| {
+        io::Error::new(io::ErrorKind::FileTooLarge, format!("it is {len} bytes, more than the {max} bytes allowed"))
+    };
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(too_large(len));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
 
 /// Writes `text` to `path` through a temp file in the same directory and a rename.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
@@ -67,6 +110,29 @@ pub(crate) fn copy_tree(from: &Path, to: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_regular_files_are_read_and_only_up_to_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.yaml");
+        fs::write(&path, "12345").unwrap();
+        assert_eq!(read_regular(&path, 5).unwrap(), b"12345");
+        assert_eq!(read_regular(&path, 4).unwrap_err().kind(), io::ErrorKind::FileTooLarge);
+        let err = read_regular(dir.path(), 5).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("directory"), "{err}");
+        #[cfg(unix)]
+        {
+            // A FIFO with no writer and an endless device: refused at once, neither waited on nor read.
+            let fifo = dir.path().join("fifo.yaml");
+            let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(status.success());
+            assert_eq!(read_regular(&fifo, 5).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+            let zero = dir.path().join("zero.yaml");
+            std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+            assert_eq!(read_regular(&zero, 5).unwrap_err().kind(), io::ErrorKind::InvalidInput);
+        }
+    }
 
     #[test]
     fn write_atomic_replaces_and_leaves_no_temp_files() {

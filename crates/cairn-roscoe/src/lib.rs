@@ -37,6 +37,8 @@ pub mod engine;
 mod error;
 mod files;
 mod front_matter;
+#[cfg(test)]
+mod hostile_input;
 mod references;
 pub mod runs;
 pub mod scope;

@@ -14,8 +14,11 @@
     reason = "run errors carry their extra fields to the caller once; boxing them would buy nothing"
 )]
 
+mod context_file;
 mod convert;
 mod script_runner;
+#[cfg(target_os = "linux")]
+mod supervisor;
 mod test_runner;
 mod view;
 
@@ -197,8 +200,10 @@ pub struct ListRuns {
 }
 
 impl Runs {
-    /// Runs stored in `store`, with workflows from `service`'s sources.
+    /// Runs stored in `store`, with workflows from `service`'s sources. Removes the script context files that servers
+    /// which are gone left behind.
     pub fn new(store: Store, service: Service) -> Self {
+        context_file::sweep(service.home());
         Runs {
             inner: Arc::new(Inner {
                 store,
@@ -751,7 +756,7 @@ impl Runs {
             attempts += 1;
             let (sender, receiver) = tokio::sync::oneshot::channel();
             let current = group.clone();
-            let runner = script_runner::run_once(job, &cwd, move |pid| {
+            let runner = script_runner::run_once(job, &cwd, self.home(), move |pid| {
                 current.store(pid, Ordering::Relaxed);
                 let _ = sender.send(pid);
             });
@@ -760,7 +765,7 @@ impl Runs {
                     let started = Event::ScriptStarted { node_run_id: job.node_run_id.clone(), pid };
                     if self.step(&run.id, started).await.is_err() {
                         // Cancelled before the process was recorded: stop it now.
-                        script_runner::kill_group(pid, true);
+                        kill_later(pid, &run.id);
                     }
                 }
             };
@@ -834,7 +839,7 @@ impl Runs {
             error.extra.insert("details".into(), json!(details));
             error
         })?;
-        let config = cairn_yaml::parse(&text)
+        let config = definition::read_yaml(&text)
             .map(|doc| doc.value)
             .map_err(|e| RunError::user("invalid_config", e))?;
         Ok(Prepared {
@@ -859,7 +864,8 @@ impl Runs {
             files.push(root.join("roscoe.yaml"));
         }
         for file in files {
-            let Ok(text) = std::fs::read_to_string(&file) else { continue };
+            let Ok(bytes) = crate::files::read_regular(&file, crate::sources::MAX_FILE_BYTES as u64) else { continue };
+            let Ok(text) = String::from_utf8(bytes) else { continue };
             let Ok(doc) = cairn_yaml::parse(&text) else { continue };
             if let Some(Value::Object(prices)) = doc.value.get("pricing") {
                 pricing.clear();
@@ -1031,15 +1037,16 @@ fn run_scope(run: &Run) -> Scope {
     }
 }
 
-/// SIGTERM to the process group of a script of `run_id` now, SIGKILL five seconds later — if that script runs on this
-/// machine; one on another node's machine is stopped by its own node when its lease renewal finds the run over.
+/// SIGTERM to the process group of a script of `run_id` now (on Linux its supervisor then stops the whole tree), SIGKILL
+/// to the group once the grace is over — if that script runs on this machine; one on another node's machine is stopped
+/// by its own node when its lease renewal finds the run over.
 fn kill_later(pid: u32, run_id: &str) {
     if !script_runner::is_script_of(pid, run_id) {
         return;
     }
     script_runner::kill_group(pid, false);
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_secs(5)).await;
+        tokio::time::sleep(script_runner::GRACE).await;
         script_runner::kill_group(pid, true);
     });
 }

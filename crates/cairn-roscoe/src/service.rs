@@ -496,7 +496,7 @@ impl Service {
                 details: validation.diagnostics.iter().map(detail).collect(),
             });
         }
-        let doc = cairn_yaml::parse(&text).map_err(|message| Error::InvalidConfig {
+        let doc = definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
             message,
             details: Vec::new(),
         })?;
@@ -1043,15 +1043,19 @@ impl Service {
     }
 }
 
-/// A `roscoe.yaml` file's path and text, `None` when it does not exist.
+/// A `roscoe.yaml` file's path and text, `None` when it does not exist. It is read like a workflow file: a regular
+/// file of at most 1 MiB, never waited on.
 fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
     let shown = path.display().to_string();
-    match fs::read_to_string(path) {
-        Ok(text) => Ok(Some((shown, text))),
+    match crate::files::read_regular(path, MAX_FILE_BYTES as u64) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Ok(Some((shown, text))),
+            Err(_) => Err(ConfigError { path: shown, message: "is not UTF-8 text; save it as UTF-8".into() }),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(ConfigError {
             path: shown,
-            message: format!("cannot be read ({e}); fix its permissions or remove it"),
+            message: format!("cannot be read ({e}); make it a readable YAML file of at most 1 MiB, or remove it"),
         }),
     }
 }

@@ -12,7 +12,6 @@
 mod convert;
 mod discover;
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -29,7 +28,7 @@ use crate::scope::Scope;
 use crate::service::Service;
 
 /// The largest skill file read.
-const MAX_SKILL_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_SKILL_BYTES: u64 = 256 * 1024;
 
 /// The user's directories that hold global skill roots.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -138,10 +137,10 @@ pub(crate) fn read_skill(path: &Path) -> Option<Skill> {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("md"));
-    if !is_markdown || fs::metadata(path).ok()?.len() > MAX_SKILL_BYTES {
+    if !is_markdown {
         return None;
     }
-    let text = fs::read_to_string(path).ok()?;
+    let text = String::from_utf8(crate::files::read_regular(path, MAX_SKILL_BYTES).ok()?).ok()?;
     let (front, _) = front_matter::split(&text)?;
     let text_of = |key: &str| {
         front
@@ -180,6 +179,8 @@ fn is_blog_post(path: &Path, front: &serde_json::Map<String, Value>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     fn write(path: &Path, text: &str) {

@@ -14,9 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::definition;
 use crate::error::Error;
+use crate::files;
 use crate::scope::Scope;
 
-/// The largest workflow file read or written.
+/// The largest workflow file read or written (1 MiB, §2.1); a larger file is refused before it is read.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 
 /// Where a workflow file lives. Orders repo before global.
@@ -82,22 +83,21 @@ impl Located {
         self.path.with_file_name(&self.id)
     }
 
-    /// The file's text; `invalid_config` when it is too large or not UTF-8.
+    /// The file's text; `invalid_config` when it is not a regular file (a directory, FIFO, device), is larger than
+    /// [`MAX_FILE_BYTES`] (refused before it is read) or is not UTF-8.
     pub(crate) fn read(&self) -> Result<String, Error> {
-        let bytes = fs::read(&self.path).map_err(|e| Error::io("read", &self.path, &e))?;
-        if bytes.len() > MAX_FILE_BYTES {
-            return Err(Error::InvalidConfig {
-                message: format!(
-                    "{} is larger than 1 MiB; split the workflow",
-                    self.path.display()
-                ),
-                details: Vec::new(),
-            });
-        }
-        String::from_utf8(bytes).map_err(|_| Error::InvalidConfig {
-            message: format!("{} is not UTF-8 text", self.path.display()),
-            details: Vec::new(),
-        })
+        let shown = self.path.display();
+        let invalid = |message: String| Error::InvalidConfig { message, details: Vec::new() };
+        let bytes = files::read_regular(&self.path, MAX_FILE_BYTES as u64).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidInput => {
+                invalid(format!("{shown} cannot be a workflow: {e}; remove it or replace it with a YAML file"))
+            }
+            std::io::ErrorKind::FileTooLarge => {
+                invalid(format!("{shown} is larger than the 1 MiB a workflow may be ({e}); split the workflow"))
+            }
+            _ => Error::io("read", &self.path, &e),
+        })?;
+        String::from_utf8(bytes).map_err(|_| invalid(format!("{shown} is not UTF-8 text")))
     }
 }
 
@@ -160,10 +160,11 @@ impl Sources {
     pub(crate) fn find(&self, source: Source, id: &str) -> Result<Option<Located>, Error> {
         check_id(id)?;
         let dir = self.dir(source)?;
+        // Whatever is there counts, a directory or a FIFO too: reading it reports what is wrong with it.
         let found: Vec<PathBuf> = ["yaml", "yml"]
             .iter()
             .map(|ext| dir.join(format!("{id}.{ext}")))
-            .filter(|p| p.is_file())
+            .filter(|p| fs::symlink_metadata(p).is_ok())
             .collect();
         match found.as_slice() {
             [] => Ok(None),
@@ -203,7 +204,8 @@ impl Sources {
         })
     }
 
-    /// Every workflow file in scope, by id, repo before global.
+    /// Every workflow file in scope, by id, repo before global: every entry named `<id>.yaml` or `<id>.yml`, whatever
+    /// it is (a directory or a link to a device is listed, and reading it says why it is not a workflow).
     pub(crate) fn list(&self) -> Result<Vec<Located>, Error> {
         let mut all = Vec::new();
         for source in self.existing() {
@@ -221,8 +223,7 @@ impl Sources {
                 ) else {
                     continue;
                 };
-                if matches!(ext, "yaml" | "yml") && definition::is_valid_id(stem) && path.is_file()
-                {
+                if matches!(ext, "yaml" | "yml") && definition::is_valid_id(stem) {
                     all.push(Located {
                         id: stem.to_owned(),
                         source,

@@ -71,7 +71,7 @@ impl Summaries {
 /// Reads and parses the file.
 fn read(located: &Located) -> Heading {
     let parsed = located.read().and_then(|text| {
-        cairn_yaml::parse(&text).map_err(|message| Error::InvalidConfig {
+        crate::definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
             message: format!("not valid YAML: {message}"),
             details: Vec::new(),
         })

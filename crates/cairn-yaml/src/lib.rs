@@ -3,7 +3,13 @@
 //! cairn's YAML files (job.yml, `.deepreview`, DeepSchemas, workflows) are validated with JSON Schemas, so they are read
 //! into `serde_json::Value` (map order kept). The positions are kept beside the value, keyed by JSON pointer, so a
 //! schema error can say where in the file it is. Scalars are read as PyYAML (YAML 1.1) reads them: `yes`/`no`/`on`/
-//! `off` are booleans, `y`/`n` are not, `0755` is octal, and a repeated key keeps its last value.
+//! `off` are booleans, `y`/`n` are not, `0755` is octal, and a repeated key keeps its last value — unless the caller
+//! asks for [`DuplicateKeys::Error`] (a format of cairn's own, where a repeated key is a mistake to report).
+//!
+//! Every text is read under the [`limits`] (size, nesting depth, values, alias expansion), so a hostile file is refused
+//! quickly with a message saying which limit it broke, whoever the caller is.
+
+mod limits;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -34,22 +40,58 @@ impl Document {
     }
 }
 
-/// Parses YAML text. The error message says what is wrong and at which line and column.
+pub use limits::{MAX_ALIAS_EXPANSION, MAX_DEPTH, MAX_NODES, MAX_TEXT_BYTES};
+
+/// What a repeated key in one mapping means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DuplicateKeys {
+    /// The last value wins, its key keeping the first one's place (PyYAML's reading).
+    #[default]
+    LastWins,
+    /// An error naming the key and the lines of both occurrences.
+    Error,
+}
+
+/// How [`parse_with`] reads a text; the default is [`parse`]'s PyYAML reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// What a repeated key means.
+    pub duplicate_keys: DuplicateKeys,
+}
+
+impl Options {
+    /// PyYAML's reading, except that a repeated key is an error.
+    pub fn rejecting_duplicate_keys() -> Self {
+        Options { duplicate_keys: DuplicateKeys::Error }
+    }
+}
+
+/// Parses YAML text the way PyYAML reads it. The error message says what is wrong and at which line and column.
 pub fn parse(text: &str) -> Result<Document, String> {
-    // PyYAML compatibility: 0755-style octals, and a repeated key keeps its last value.
-    let options = serde_saphyr::options! {
+    parse_with(text, Options::default())
+}
+
+/// Parses YAML text with `options`. The error message says what is wrong and at which line and column.
+pub fn parse_with(text: &str, options: Options) -> Result<Document, String> {
+    if text.len() > MAX_TEXT_BYTES {
+        return Err(limits::too_long(text.len()));
+    }
+    // PyYAML compatibility: 0755-style octals. Repeated keys reach `flatten`, which applies `options`.
+    let parser = serde_saphyr::options! {
         legacy_octal_numbers: true,
-        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::LastWins,
-        budget: serde_saphyr::budget! { max_depth: 32 },
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::PassThrough,
+        budget: Some(limits::budget()),
+        alias_limits: limits::alias_limits(),
     };
     let root: Option<Spanned<Node>> =
-        serde_saphyr::from_str_with_options(text, options).map_err(|err| err.to_string())?;
-    let mut positions = HashMap::new();
+        serde_saphyr::from_str_with_options(text, parser).map_err(|err| limits::describe(&err))?;
+    let mut reader = Reader { text, options, positions: HashMap::new() };
     let value = match root {
-        Some(node) => flatten(node, String::new(), text, &mut positions),
+        Some(node) => reader.flatten(node, String::new())?,
         None => Value::Null,
     };
-    Ok(Document { value, positions })
+    Ok(Document { value, positions: reader.positions })
 }
 
 /// The source text of a scalar node, when the parser knows its byte span.
@@ -70,40 +112,74 @@ enum Node {
     Map(Vec<(Spanned<Node>, Spanned<Node>)>),
 }
 
-fn flatten(node: Spanned<Node>, pointer: String, text: &str, positions: &mut HashMap<String, (u64, u64)>) -> Value {
-    positions.insert(pointer.clone(), (node.referenced.line(), node.referenced.column()));
-    match node.value {
+/// Turns nodes into values, noting positions.
+struct Reader<'t> {
+    text: &'t str,
+    options: Options,
+    positions: HashMap<String, (u64, u64)>,
+}
+
+impl Reader<'_> {
+    fn flatten(&mut self, node: Spanned<Node>, pointer: String) -> Result<Value, String> {
+        let at = (node.referenced.line(), node.referenced.column());
+        self.positions.insert(pointer.clone(), at);
+        Ok(match node.value {
+            Node::Seq(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    values.push(self.flatten(item, format!("{pointer}/{i}"))?);
+                }
+                Value::Array(values)
+            }
+            Node::Map(entries) => {
+                let mut map = Map::new();
+                let mut seen: HashMap<String, (u64, u64)> = HashMap::new();
+                for (key, item) in entries {
+                    let key_at = (key.referenced.line(), key.referenced.column());
+                    let key = key_text(scalar(key.value, &key.referenced, self.text));
+                    if let Some((line, column)) = seen.insert(key.clone(), key_at)
+                        && self.options.duplicate_keys == DuplicateKeys::Error
+                    {
+                        return Err(format!(
+                            "line {} column {}: the key '{key}' appears twice in one mapping (first at line {line} \
+                             column {column}, again at line {} column {}); keep one of them",
+                            key_at.0, key_at.1, key_at.0, key_at.1
+                        ));
+                    }
+                    // Otherwise the last value wins, in the first one's place, as in PyYAML.
+                    let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    let value = self.flatten(item, child)?;
+                    map.insert(key, value);
+                }
+                Value::Object(map)
+            }
+            value => scalar(value, &node.referenced, self.text),
+        })
+    }
+}
+
+/// The value of a scalar node found at `at` (keys are scalars too: the visitor refuses collection keys).
+fn scalar(node: Node, at: &serde_saphyr::Location, text: &str) -> Value {
+    match node {
         Node::Null => Value::Null,
-        Node::Bool(b) => match source_text(&node.referenced, text) {
+        Node::Bool(b) => match source_text(at, text) {
             // YAML 1.1 as PyYAML reads it: `y` and `n` are strings, not booleans.
             Some(word @ ("y" | "Y" | "n" | "N")) => Value::String(word.to_owned()),
             _ => Value::Bool(b),
         },
         Node::Number(n) => Value::Number(n),
         Node::String(s) => Value::String(s),
-        Node::Seq(items) => Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| flatten(item, format!("{pointer}/{i}"), text, positions))
-                .collect(),
-        ),
-        Node::Map(entries) => {
-            let mut map = Map::new();
-            for (key, item) in entries {
-                let key = match flatten(key, String::from("#key"), text, &mut HashMap::new()) {
-                    Value::String(s) => s,
-                    Value::Bool(b) => if b { "True".into() } else { "False".into() },
-                    Value::Null => "None".into(),
-                    other => other.to_string(),
-                };
-                // Duplicate keys: the last one wins, as in PyYAML.
-                let child = format!("{pointer}/{}", key.replace('~', "~0").replace('/', "~1"));
-                let value = flatten(item, child, text, positions);
-                map.insert(key, value);
-            }
-            Value::Object(map)
-        }
+        Node::Seq(_) | Node::Map(_) => unreachable!("collections are flattened by the reader"),
+    }
+}
+
+/// A scalar key as the JSON key it becomes (PyYAML's spelling of booleans and null).
+fn key_text(key: Value) -> String {
+    match key {
+        Value::String(s) => s,
+        Value::Bool(b) => if b { "True".into() } else { "False".into() },
+        Value::Null => "None".into(),
+        other => other.to_string(),
     }
 }
 
@@ -187,5 +263,58 @@ mod tests {
         assert_eq!(parse("").unwrap().value, Value::Null);
         let err = parse("a: [1, 2\nb: 3\n").unwrap_err();
         assert!(err.contains("line"), "{err}");
+    }
+
+    #[test]
+    fn a_repeated_key_is_an_error_with_both_lines_when_asked() {
+        let text = "name: w\ndescription: one\nnodes:\n  a: {x: 1, x: 2}\ndescription: two\n";
+        let err = parse_with(text, Options::rejecting_duplicate_keys()).unwrap_err();
+        assert!(err.contains("'x'") && err.contains("line 4"), "{err}");
+        let err = parse_with("name: w\ndescription: one\ndescription: two\n", Options::rejecting_duplicate_keys())
+            .unwrap_err();
+        assert!(err.starts_with("line 3 column 1: "), "{err}");
+        assert!(err.contains("'description'") && err.contains("first at line 2 column 1"), "{err}");
+        // The same text read the PyYAML way keeps the last value.
+        assert_eq!(parse("description: one\ndescription: two\n").unwrap().value["description"], "two");
+        // A merge key is not a repetition, nor are equal keys in different mappings.
+        let merged = "base: &b {a: 1, b: 2}\nuse:\n  <<: *b\n  a: 3\nother: {a: 1}\n";
+        let doc = parse_with(merged, Options::rejecting_duplicate_keys()).unwrap();
+        assert_eq!(doc.value["use"], serde_json::json!({"a": 3, "b": 2}));
+    }
+
+    /// Hostile texts each caller could be handed: every one is refused with a message naming the limit.
+    #[test]
+    fn hostile_texts_are_refused_quickly_with_a_clear_error() {
+        let mut laughs = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        for pair in names.windows(2) {
+            let refs = vec![format!("*{}", pair[0]); 9].join(", ");
+            laughs.push_str(&format!("{}: &{} [{refs}]\n", pair[1], pair[1]));
+        }
+        let mut spread = String::from("a: &a x\nb: [");
+        spread.push_str(&"*a, ".repeat(40_000));
+        spread.push_str("]\n");
+        let mut block = String::new();
+        for depth in 0..200 {
+            block.push_str(&" ".repeat(depth));
+            block.push_str("a:\n");
+        }
+        let many: String = (0..300_000).map(|i| format!("k{i}: v\n")).collect();
+        let cases = [
+            ("billion laughs", laughs, "alias"),
+            ("one anchor used 40,000 times", spread, "alias"),
+            ("deep block nesting", block, "levels deep"),
+            ("deep flow nesting", format!("{}{}", "[".repeat(10_000), "]".repeat(10_000)), "deep"),
+            ("too many values", many, "values"),
+            ("50 MB", format!("a: \"{}\"\n", "x".repeat(50 * 1024 * 1024)), "MiB"),
+            ("two documents", "a: 1\n---\nb: 2\n".to_owned(), "more than one YAML document"),
+        ];
+        for (what, text, says) in cases {
+            let started = std::time::Instant::now();
+            let err = parse(&text).unwrap_err();
+            assert!(err.contains(says), "{what}: {err}");
+            assert!(err.len() < 1000, "{what}: the message is short: {err}");
+            assert!(started.elapsed() < std::time::Duration::from_secs(30), "{what}: took {:?}", started.elapsed());
+        }
     }
 }

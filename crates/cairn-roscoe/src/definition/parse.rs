@@ -23,9 +23,15 @@ pub(crate) fn is_valid_id(id: &str) -> bool {
     ID.is_match(id)
 }
 
+/// Reads workflow YAML: PyYAML's reading, except that a key repeated in one mapping is an error naming both lines
+/// (§5: the schema stage needs the YAML to parse with no duplicate keys).
+pub(crate) fn read_yaml(text: &str) -> Result<Document, String> {
+    cairn_yaml::parse_with(text, cairn_yaml::Options::rejecting_duplicate_keys())
+}
+
 /// Parses and schema-checks `text`; `id` is the id the file is stored under, when known.
 pub(crate) fn parse(text: &str, id: Option<&str>) -> Result<(Workflow, Document), Vec<Diagnostic>> {
-    let doc = cairn_yaml::parse(text).map_err(|message| vec![yaml_error(&message)])?;
+    let doc = read_yaml(text).map_err(|message| vec![yaml_error(&message)])?;
     let mut found = Vec::new();
     if !doc.value.is_object() {
         let d = Diagnostic::new(

@@ -252,4 +252,28 @@ Setext heading\nover two lines\n--------------\n";
         assert_eq!(ids(&page), [Some("only")], "a blank lede is left out");
         assert_eq!(page.order, i64::MAX);
     }
+
+    mod hostile {
+        use proptest::prelude::*;
+
+        use crate::hostile_input::{bounded, corpus_yaml, mutated, survives_hostile_texts};
+
+        fn page(text: &str) {
+            let _ = super::super::Page::parse("hostile", &format!("---\ntitle: T\n{text}\n---\n{text}\n"));
+        }
+
+        #[test]
+        fn hostile_texts_neither_crash_nor_hang_the_page_reader() {
+            survives_hostile_texts("a docs page", page);
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(100))]
+
+            #[test]
+            fn mutated_pages_never_panic_or_hang(text in mutated(corpus_yaml())) {
+                bounded("a docs page", text, page);
+            }
+        }
+    }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::render;
 use super::{Engine, Finish};
-use crate::definition::Node;
+use crate::definition::{Node, check_expression_size as check_size, on_cel_stack};
 
 pub(super) fn evaluate(engine: &mut Engine<'_>, node: &Node) -> Finish {
     let context = render::context(engine, &[]);
@@ -46,17 +46,21 @@ fn error(expression: &str, message: String) -> Finish {
     )
 }
 
-/// Evaluates `expression` against the roots of `context` and reads the result as a boolean.
+/// Evaluates `expression` against the roots of `context` and reads the result as a boolean. CEL runs on a stack of
+/// its own, and an expression past the size limits is refused (see `definition::expression`).
 fn truth(expression: &str, context: &Value) -> Result<bool, String> {
-    let program = cel::Program::compile(expression).map_err(|e| e.to_string())?;
-    let mut cel_context = cel::Context::default();
-    if let Value::Object(roots) = context {
-        for (name, value) in roots {
-            cel_context.add_variable_from_value(name.clone(), to_cel(value));
+    check_size(expression)?;
+    let json = on_cel_stack(|| {
+        let program = cel::Program::compile(expression).map_err(|e| e.to_string())?;
+        let mut cel_context = cel::Context::default();
+        if let Value::Object(roots) = context {
+            for (name, value) in roots {
+                cel_context.add_variable_from_value(name.clone(), to_cel(value));
+            }
         }
-    }
-    let value = program.execute(&cel_context).map_err(|e| e.to_string())?;
-    let json = value.json().map_err(|e| e.to_string())?;
+        let value = program.execute(&cel_context).map_err(|e| e.to_string())?;
+        value.json().map_err(|e| e.to_string())
+    })??;
     Ok(match json {
         Value::Null => false,
         Value::Bool(b) => b,
@@ -99,5 +103,31 @@ mod tests {
         assert_eq!(truth("input.n - 3", &context), Ok(false));
         assert!(truth("missing.field", &context).is_err());
         assert!(truth("review.verdict < 3", &context).is_err());
+    }
+
+    mod hostile {
+        use proptest::prelude::*;
+        use serde_json::json;
+
+        use crate::hostile_input::{bounded, corpus_strings, mutated, survives_hostile_texts};
+
+        fn evaluate(text: &str) {
+            let context = json!({ "input": { "n": 3, "tags": ["a", "b"] }, "review": { "verdict": "pass" } });
+            let _ = super::super::truth(text, &context);
+        }
+
+        #[test]
+        fn hostile_texts_neither_crash_nor_hang_evaluation() {
+            survives_hostile_texts("CEL evaluation", evaluate);
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(200))]
+
+            #[test]
+            fn mutated_conditions_never_panic_or_hang(text in mutated(corpus_strings().1)) {
+                bounded("CEL evaluation", text, evaluate);
+            }
+        }
     }
 }

@@ -1,6 +1,11 @@
 //! Running a script node's process (§7.1): its own process group, stdin closed, stdout and stderr captured (1 MiB
-//! each), the `ROSCOE_*` environment, a time limit (SIGTERM to the group, SIGKILL 5 s later) and retries with
-//! backoff. Killing a group on cancel goes through [`kill_group`], which works from any process on the machine.
+//! each), the `ROSCOE_*` environment with a private context file, a time limit (SIGTERM to the group, SIGKILL 5 s
+//! later) and retries with backoff. Killing a group on cancel goes through [`kill_group`], which works from any
+//! process on the machine.
+//!
+//! On Linux the process started is a [`supervisor`](super::supervisor) that runs the script as its child: it stops
+//! the script's whole tree (processes that left the group with `setsid` included) on timeout, cancel, the script's
+//! end and the server's death. Elsewhere the script is started directly and only its process group is signalled.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -9,18 +14,44 @@ use std::time::Duration;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
+use super::context_file::{self, ContextFile};
 use crate::engine::{Program, ScriptJob, ScriptResult};
 
 /// Output kept per stream.
 const OUTPUT_CAP: usize = 1024 * 1024;
 
-/// How long a group gets between SIGTERM and SIGKILL.
-const GRACE: Duration = Duration::from_secs(5);
+/// How long the server waits after SIGTERM before it SIGKILLs the group: the supervisor's own grace and time to
+/// kill and reap the tree on Linux, the script's grace elsewhere.
+#[cfg(target_os = "linux")]
+pub(crate) const GRACE: Duration = super::supervisor::SERVER_GRACE;
+#[cfg(not(target_os = "linux"))]
+pub(crate) const GRACE: Duration = Duration::from_secs(5);
 
-/// Runs one attempt of `job` in `cwd`, calling `started(pid)` once the process exists.
-pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, started: impl FnOnce(u32)) -> ScriptResult {
-    let context_file = std::env::temp_dir().join(format!("roscoe-context-{}.json", job.node_run_id));
-    let _ = std::fs::write(&context_file, job.context.to_string());
+/// Sends SIGTERM to a script's group if the attempt is abandoned (its caller stopped waiting, e.g. `test_workflow`'s
+/// time limit) before the script ended.
+struct Abandoned {
+    pid: u32,
+    ended: bool,
+}
+
+impl Drop for Abandoned {
+    fn drop(&mut self) {
+        if !self.ended {
+            kill_group(self.pid, false);
+        }
+    }
+}
+
+/// Runs one attempt of `job` in `cwd`, calling `started(pid)` once the process exists. The context file is written
+/// under `home`.
+pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, home: &Path, started: impl FnOnce(u32)) -> ScriptResult {
+    let context = match ContextFile::create(home, &job.node_run_id, &job.context) {
+        Ok(file) => file,
+        Err(e) => {
+            let error = format!("its context file could not be written in {}: {e}", home.join("run").display());
+            return ScriptResult { spawn_error: Some(error), attempts: 1, ..ScriptResult::default() };
+        }
+    };
     let mut command = match &job.program {
         Program::Shell(line) => {
             let mut c = Command::new("sh");
@@ -39,7 +70,7 @@ pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, started: impl FnOnce(u
         .env("ROSCOE_NODE_ID", &job.node_id)
         .env("ROSCOE_PROJECT_ROOT", job.project_root.as_deref().unwrap_or(""))
         .env("ROSCOE_WORKFLOW_DIR", &job.workflow_dir)
-        .env("ROSCOE_CONTEXT_FILE", &context_file)
+        .env(context_file::VARIABLE, context.path())
         .envs(job.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -47,14 +78,14 @@ pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, started: impl FnOnce(u
         .kill_on_drop(false);
     #[cfg(unix)]
     command.process_group(0);
+    #[cfg(target_os = "linux")]
+    super::supervisor::install(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
-        Err(e) => {
-            let _ = std::fs::remove_file(&context_file);
-            return ScriptResult { spawn_error: Some(e.to_string()), attempts: 1, ..ScriptResult::default() };
-        }
+        Err(e) => return ScriptResult { spawn_error: Some(e.to_string()), attempts: 1, ..ScriptResult::default() },
     };
     let pid = child.id().unwrap_or(0);
+    let mut abandoned = Abandoned { pid, ended: false };
     started(pid);
     let stdout = child.stdout.take().map(|s| tokio::spawn(read_capped(s)));
     let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s)));
@@ -73,11 +104,12 @@ pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, started: impl FnOnce(u
             (status, true)
         }
     };
+    abandoned.ended = true;
     // The group may outlive its leader (a backgrounded grandchild keeps the pipes open): end it.
     kill_group(pid, true);
     let (stdout, out_cut) = join(stdout).await;
     let (stderr, err_cut) = join(stderr).await;
-    let _ = std::fs::remove_file(&context_file);
+    drop(context);
     let exit_code = status.and_then(|s| s.code());
     ScriptResult {
         success: !timed_out && exit_code.is_some_and(|c| job.success_codes.contains(&c)),
@@ -134,14 +166,24 @@ pub(crate) fn kill_group(pid: u32, hard: bool) {
         .status();
 }
 
-/// Whether process group leader `pid` on this machine is a script of run `run_id` (it carries `ROSCOE_RUN_ID`), so
-/// that a cancel never signals an unrelated process — the script may run on another node's machine, where its own
-/// node stops it. `true` where `/proc` cannot tell.
+/// Whether process group leader `pid` on this machine is a script of run `run_id` (it, or on Linux the script its
+/// supervisor runs, carries `ROSCOE_RUN_ID`), so that a cancel never signals an unrelated process — the script may run
+/// on another node's machine, where its own node stops it. `true` where `/proc` cannot tell.
 pub(crate) fn is_script_of(pid: u32, run_id: &str) -> bool {
     if !Path::new("/proc/self").exists() {
         return true;
     }
     let wanted = format!("ROSCOE_RUN_ID={run_id}");
+    if carries(pid, &wanted) {
+        return true;
+    }
+    // A supervisor is a copy of its server (it never executes anything): its script is its child.
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    children.split_whitespace().filter_map(|c| c.parse().ok()).any(|child| carries(child, &wanted))
+}
+
+/// Whether process `pid` has the environment entry `wanted`.
+fn carries(pid: u32, wanted: &str) -> bool {
     // A process caught in the middle of exec shows an empty environment for a moment: look again.
     for _ in 0..50 {
         let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else { return false };

@@ -8,6 +8,7 @@
 //! `validate`, `write`); parse and validate failures carry the raw model output so the host can repair or re-run.
 
 use std::fs;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
@@ -30,6 +31,8 @@ const SKIPPED_DIRS: [&str; 3] = ["references", "examples", "assets"];
 /// Bundled scripts shown in the prompt, and lines shown of each.
 const PROMPT_SCRIPTS: usize = 20;
 const PROMPT_SCRIPT_LINES: usize = 40;
+/// The most of a bundled script read for its head in the prompt.
+const PROMPT_SCRIPT_BYTES: u64 = 64 * 1024;
 
 /// `convert_skill` input: the skill (exactly one of `skill_path` / `name`) and where the workflow will go.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -471,7 +474,9 @@ fn read_bundle(path: &Path) -> Result<Bundle, Box<StageFailure>> {
     let unreadable = |why: String| StageFailure::new(Stage::Resolve, "not_a_skill", why);
     let skill = read_skill(path)
         .ok_or_else(|| unreadable(format!("{} is no longer a readable skill", path.display())))?;
-    let markdown = fs::read_to_string(path)
+    let markdown = crate::files::read_regular(path, super::MAX_SKILL_BYTES)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| String::from_utf8(bytes).map_err(|_| "it is not UTF-8 text".to_owned()))
         .map_err(|e| unreadable(format!("cannot read {}: {e}", path.display())))?;
     let is_bundle = path
         .file_name()
@@ -746,9 +751,11 @@ fn prompt(bundle: &Bundle, id: &str) -> String {
     {
         p.push_str("\n## Bundled scripts\n");
         for rel in bundle.scripts.iter().take(PROMPT_SCRIPTS) {
-            let text = fs::read(dir.join("scripts").join(rel))
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-                .unwrap_or_default();
+            // Only the head is shown, so only the head is read.
+            let mut bytes = Vec::new();
+            let _ = crate::files::open_regular(&dir.join("scripts").join(rel))
+                .and_then(|file| file.take(PROMPT_SCRIPT_BYTES).read_to_end(&mut bytes));
+            let text = String::from_utf8_lossy(&bytes);
             let head: Vec<&str> = text.lines().take(PROMPT_SCRIPT_LINES).collect();
             p.push_str(&format!(
                 "\n### scripts/{} (first {} lines)\n\n```\n{}\n```\n",

@@ -6,14 +6,18 @@
 #![allow(unreachable_pub)]
 
 mod authoring;
+mod broken_files;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
 mod docs;
+mod hostile_input;
+mod duplicate_keys;
 mod isolation;
 mod protocol;
 mod runs_concurrency;
+mod runs_containment;
 mod runs_crash;
 mod runs_fanout;
 mod runs_lifecycle;
