@@ -111,8 +111,8 @@ async fn broken_job_files_are_listed_as_errors() {
     let parse_error = |dir: &str| {
         format!("Failed to load job.yml: Failed to parse YAML file {}: ", jobs.join(dir).join("job.yml").display())
     };
-    assert!(errors[4].1.starts_with(&parse_error("e_deep")) && errors[4].1.contains("Depth"), "{:?}", errors[4]);
-    assert!(errors[5].1.starts_with(&parse_error("f_bomb")) && errors[5].1.contains("budget"), "{:?}", errors[5]);
+    assert!(errors[4].1.starts_with(&parse_error("e_deep")) && errors[4].1.contains("levels deep"), "{:?}", errors[4]);
+    assert!(errors[5].1.starts_with(&parse_error("f_bomb")) && errors[5].1.contains("aliases (`*name`)"), "{:?}", errors[5]);
     let jobs_listed: Vec<&str> =
         listed["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
     assert!(jobs_listed.contains(&"research"), "the other jobs still work: {jobs_listed:?}");
@@ -159,7 +159,7 @@ async fn broken_rule_files_and_schemas_are_reported() {
     assert_eq!(parts[2], unreadable(&file("b"), &dev_zero(&root)));
     assert_eq!(parts[3], unreadable(&file("c"), NOT_REGULAR));
     assert_eq!(parts[4], unreadable(&file("d"), TOO_LARGE));
-    for (part, dir, what) in [(parts[5], "e", "Depth"), (parts[6], "f", "budget")] {
+    for (part, dir, what) in [(parts[5], "e", "levels deep"), (parts[6], "f", "aliases (`*name`)")] {
         let p = file(dir);
         assert!(part.starts_with(&format!("{p}: Failed to parse {p}: Failed to parse YAML file {p}: ")), "{part}");
         assert!(part.contains(what), "{part}");
