@@ -16,13 +16,15 @@ mod drain;
 pub mod envelope;
 mod http;
 pub mod listener;
+mod lines;
 pub mod roots;
 mod sessions;
 mod sse;
 mod stdio;
+mod verdict;
 
 pub use drain::{DRAIN_LIMIT, InFlight};
 pub use http::{HttpOptions, http_service, serve_http, shutdown_signal};
 pub use sessions::DatabaseSessions;
 pub use sse::serve_legacy_sse;
-pub use stdio::serve_stdio;
+pub use stdio::{MAX_LINE_BYTES, serve_stdio};

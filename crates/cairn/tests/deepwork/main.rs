@@ -7,10 +7,15 @@
 mod cli;
 mod concurrency;
 mod errors;
+mod malformed;
 mod protocol;
+#[path = "../common/raw_stdio.rs"]
+mod raw_stdio;
 mod reviews_errors;
 mod reviews_gate;
 mod reviews_git;
 mod reviews_tools;
+#[path = "../common/stdio_faults.rs"]
+mod stdio_faults;
 mod support;
 mod workflows;

@@ -12,7 +12,10 @@ mod cairn_serve;
 mod database;
 mod docs;
 mod isolation;
+mod malformed;
 mod protocol;
+#[path = "../common/raw_stdio.rs"]
+mod raw_stdio;
 mod runs_concurrency;
 mod runs_crash;
 mod runs_fanout;
@@ -22,4 +25,6 @@ mod runs_support;
 mod runs_test_workflow;
 mod schema;
 mod skills;
+#[path = "../common/stdio_faults.rs"]
+mod stdio_faults;
 mod support;
