@@ -3,7 +3,7 @@
 //! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
 //! such as `roots/list`); newer clients are served statelessly. Given [`DatabaseSessions`], a session survives its
 //! node: any server sharing the database continues it. The `Host` header must name a loopback address unless more
-//! hosts are allowed.
+//! hosts are allowed; [`serve_http`] also refuses browser origins of other hosts ([`AllowedHosts`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +15,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::drain::InFlight;
+use crate::host_guard::AllowedHosts;
 use crate::sessions::DatabaseSessions;
 
 /// Where and how to serve.
@@ -61,7 +62,8 @@ where
     let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
     let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
     let in_flight = InFlight::new();
-    let router = in_flight.layer(axum::Router::new().nest_service(&options.path, service));
+    let guard = AllowedHosts::new(&options.extra_allowed_hosts);
+    let router = in_flight.layer(guard.protect(axum::Router::new().nest_service(&options.path, service)));
     let listener = crate::listener::bind(options.addr).await?;
     let local = axum::serve::Listener::local_addr(&listener)?;
     tracing::info!("serving MCP over Streamable HTTP at http://{local}{}", options.path);

@@ -14,6 +14,7 @@ pub mod args;
 pub mod describe;
 mod drain;
 pub mod envelope;
+mod host_guard;
 mod http;
 pub mod listener;
 mod lines;

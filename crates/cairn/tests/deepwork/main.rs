@@ -7,6 +7,7 @@
 mod cli;
 mod concurrency;
 mod errors;
+mod http_guard;
 mod malformed;
 mod protocol;
 #[path = "../common/raw_stdio.rs"]

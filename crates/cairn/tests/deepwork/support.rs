@@ -395,6 +395,45 @@ pub async fn wait_for_port(port: u16) {
     panic!("server did not listen on port {port}");
 }
 
+/// The events of a server-sent event stream (the legacy SSE transport's `GET /sse`).
+pub struct Events {
+    body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<Vec<u8>>> + Send>>,
+    buffer: String,
+}
+
+impl Events {
+    /// The events of `response`'s body.
+    pub fn of(response: reqwest::Response) -> Events {
+        use futures::StreamExt;
+        Events { body: Box::pin(response.bytes_stream().map(|chunk| chunk.map(|b| b.to_vec()))), buffer: String::new() }
+    }
+
+    /// The next event's name and data, or None once the server ends the stream.
+    pub async fn next(&mut self) -> Option<(String, String)> {
+        use futures::StreamExt;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut name = String::new();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if !name.is_empty() {
+                    return Some((name, data));
+                }
+                continue;
+            }
+            let chunk = self.body.next().await?.ok()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
 /// The stack as `[(workflow, step)]`.
 pub fn stack(value: &Value) -> Vec<(String, String)> {
     value["stack"]
