@@ -68,7 +68,7 @@ where
     let local = axum::serve::Listener::local_addr(&listener)?;
     tracing::info!("serving MCP over Streamable HTTP at http://{local}{}", options.path);
     let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
-    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    let result = crate::serve_router(listener, router, stopping.cancelled_owned()).await;
     drain.abort();
     result
 }

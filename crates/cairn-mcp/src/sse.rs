@@ -64,7 +64,7 @@ where
     let listener = crate::listener::bind(addr).await?;
     tracing::info!("serving MCP over legacy SSE at http://{}/sse", axum::serve::Listener::local_addr(&listener)?);
     let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
-    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    let result = crate::serve_router(listener, router, stopping.cancelled_owned()).await;
     drain.abort();
     result
 }

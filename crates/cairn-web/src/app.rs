@@ -101,7 +101,7 @@ impl App {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
         }
         let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing.clone()));
-        let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+        let result = cairn_mcp::serve_router(listener, router, stopping.cancelled_owned()).await;
         drain.abort();
         server_file.remove();
         self.store.close().await;

@@ -16,6 +16,9 @@ mod reviews_errors;
 mod reviews_gate;
 mod reviews_git;
 mod reviews_tools;
+mod slow_clients;
+#[path = "../common/slow_connections.rs"]
+mod slow_connections;
 #[path = "../common/stdio_faults.rs"]
 mod stdio_faults;
 mod support;

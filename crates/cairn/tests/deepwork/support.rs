@@ -313,6 +313,13 @@ impl Client {
         panic!("could not start an HTTP server and initialize a session in three tries");
     }
 
+    /// Connects to a server already listening at `url` (its `/mcp`).
+    pub async fn http_at(url: &str) -> Client {
+        install_crypto();
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        Client { service: TestClient::default().serve(transport).await.expect("initialize over HTTP"), server: None }
+    }
+
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
         let Value::Object(args) = args else { panic!("arguments must be an object") };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);

@@ -12,3 +12,6 @@ mod database;
 mod db;
 mod endpoints;
 mod shutdown;
+mod slow_clients;
+#[path = "../common/slow_connections.rs"]
+mod slow_connections;
