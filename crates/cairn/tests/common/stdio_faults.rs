@@ -50,7 +50,9 @@ fn listed() -> Vec<(Vec<u8>, i64, Value)> {
         (br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"} and more"#.to_vec(), PARSE_ERROR, Value::Null),
         (deep.into_bytes(), INVALID_REQUEST, Value::Null),
         (br#"[{"jsonrpc":"2.0","id":6,"method":"tools/list"}]"#.to_vec(), INVALID_REQUEST, Value::Null),
+        (b"5".to_vec(), INVALID_REQUEST, Value::Null),
         (br#"{"id":7,"method":"tools/list"}"#.to_vec(), INVALID_REQUEST, json!(7)),
+        (br#"{"jsonrpc":"1.0","id":"seven","method":"tools/list"}"#.to_vec(), INVALID_REQUEST, json!("seven")),
         (br#"{"jsonrpc":"2.0","id":8,"method":5}"#.to_vec(), INVALID_REQUEST, json!(8)),
         (br#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#.to_vec(), INVALID_REQUEST, Value::Null),
         (br#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#.to_vec(), INVALID_REQUEST, Value::Null),
@@ -78,7 +80,9 @@ pub async fn every_listed_fault_is_answered(command: Command) {
         let message = answer["error"]["message"].as_str().unwrap();
         assert!(message.len() > 30, "{excerpt}: the message says what is wrong: {message}");
     }
-    // A notification is never answered, not even when it does not fit.
+    // A blank line is skipped; a notification or a response is never answered, not even when it does not fit.
+    assert_eq!(server.exchange(b"").await, Vec::<Value>::new());
+    assert_eq!(server.exchange(b" \t\r").await, Vec::<Value>::new());
     assert_eq!(
         server.exchange(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{}}"#).await,
         Vec::<Value>::new()
