@@ -2,10 +2,11 @@
 //!
 //! The transport reads stdin itself, a line at a time, at most [`MAX_LINE_BYTES`] a line, and judges each line before
 //! rmcp sees it ([`crate::verdict`]): a malformed line is answered with a JSON-RPC error, logged on stderr as a
-//! one-line warning, and the server goes on with the next line. Everything written to stdout (rmcp's messages and
-//! those answers) goes through one queue to one writer, so lines never interleave.
+//! one-line warning, and the server goes on with the next line (before the first request, notifications and responses
+//! are only logged: rmcp would stop on them). Everything written to stdout (rmcp's messages and those answers) goes
+//! through one queue to one writer, so lines never interleave.
 
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
@@ -35,7 +36,8 @@ where
 {
     let (queue, queued) = mpsc::channel(QUEUE);
     let writer = tokio::spawn(write_lines(queued, output));
-    let transport = LineTransport { lines: Lines::new(input, MAX_LINE_BYTES), queue, unsent: None, read: 0 };
+    let transport =
+        LineTransport { lines: Lines::new(input, MAX_LINE_BYTES), queue, unsent: None, read: 0, requested: false };
     let served = async {
         let running = handler.serve(transport).await.map_err(std::io::Error::other)?;
         running.waiting().await.map_err(std::io::Error::other)?;
@@ -67,6 +69,9 @@ struct LineTransport<R> {
     unsent: Option<Vec<u8>>,
     /// Lines read so far (for the log).
     read: u64,
+    /// A request has gone to rmcp. Before that, rmcp stops serving on a notification or a response (it waits for
+    /// `initialize`), so those are only logged.
+    requested: bool,
 }
 
 impl<R: AsyncRead + Unpin + Send> LineTransport<R> {
@@ -130,7 +135,16 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for LineTransport<R> {
                         continue;
                     }
                     match judge(self.lines.line()) {
-                        Verdict::Serve(message) => return Some(*message),
+                        Verdict::Serve(message) if self.requested || matches!(*message, JsonRpcMessage::Request(_)) => {
+                            self.requested = true;
+                            return Some(*message);
+                        }
+                        Verdict::Serve(_) => {
+                            tracing::warn!(
+                                "stdin line {}: ignored a notification or response before initialize",
+                                self.read
+                            )
+                        }
                         Verdict::Answer(fault) => self.refuse(&fault),
                         Verdict::Ignore(reason) => tracing::warn!("stdin line {}: ignored {reason}", self.read),
                     }

@@ -28,7 +28,15 @@ pub struct RawStdio {
 
 impl RawStdio {
     /// Spawns `command` (a stdio MCP server) and goes through the `initialize` handshake.
-    pub async fn start(mut command: Command) -> RawStdio {
+    pub async fn start(command: Command) -> RawStdio {
+        let (server, early) = RawStdio::start_after(command, &[]).await;
+        assert_eq!(early, Vec::<Value>::new(), "nothing comes before the answer to initialize");
+        server
+    }
+
+    /// Spawns `command`, sends it the lines `early`, then goes through the `initialize` handshake. Also returns what
+    /// the server wrote before it answered `initialize`.
+    pub async fn start_after(mut command: Command, early: &[&[u8]]) -> (RawStdio, Vec<Value>) {
         command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         let mut child = command.spawn().expect("spawn the server");
         let stdout = child.stdout.take().expect("stdout is piped");
@@ -55,14 +63,23 @@ impl RawStdio {
         let mut server = RawStdio { child, stdin, answers, stderr, pings: 0 };
         let initialize = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+        for line in early {
+            server.send(line).await;
+        }
         server.send(initialize.to_string().as_bytes()).await;
-        let Some(answer) = server.next().await else {
-            panic!("the server exited instead of answering initialize; its log:\n{}", server.log())
+        let mut before = Vec::new();
+        let answer = loop {
+            let Some(message) = server.next().await else {
+                panic!("the server exited instead of answering initialize; its log:\n{}", server.log())
+            };
+            if message["id"] == "init" {
+                break message;
+            }
+            before.push(message);
         };
-        assert_eq!(answer["id"], "init", "{answer}");
         assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
         server.send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
-        server
+        (server, before)
     }
 
     /// Writes `bytes` and a newline.

@@ -99,6 +99,21 @@ pub async fn every_listed_fault_is_answered(command: Command) {
     assert!(server.close().await, "the server exits cleanly when stdin closes");
 }
 
+/// Lines before `initialize` do not stop the server: a fault is answered, a notification or a response ignored.
+pub async fn lines_before_initialize_do_not_stop_it(command: Command) {
+    let early: [&[u8]; 4] = [
+        b"garbage",
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        br#"{"jsonrpc":"2.0","id":"nobody-asked","result":{}}"#,
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"abc"}"#,
+    ];
+    let (mut server, before) = RawStdio::start_after(command, &early).await;
+    let answered: Vec<_> = before.iter().map(|a| (a["error"]["code"].clone(), a["id"].clone())).collect();
+    assert_eq!(answered, [(json!(PARSE_ERROR), Value::Null), (json!(INVALID_PARAMS), json!(1))], "{before:?}");
+    assert_eq!(server.until_pinged().await, Vec::<Value>::new());
+    assert!(server.close().await, "the server exits cleanly when stdin closes");
+}
+
 /// A last line without a newline, cut off by the end of the input, is answered before the server exits.
 pub async fn an_unterminated_last_line_is_answered(command: Command) {
     let mut server = RawStdio::start(command).await;

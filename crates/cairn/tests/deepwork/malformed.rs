@@ -10,6 +10,12 @@ async fn every_listed_fault_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn lines_before_initialize_do_not_stop_it() {
+    let project = Project::new();
+    stdio_faults::lines_before_initialize_do_not_stop_it(project.command(&[])).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn an_unterminated_last_line_is_answered() {
     let project = Project::new();
     stdio_faults::an_unterminated_last_line_is_answered(project.command(&[])).await;
