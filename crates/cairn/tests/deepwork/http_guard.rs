@@ -2,38 +2,21 @@
 //! (`Origin: null` included in the refusals), and the legacy transport takes messages as `application/json` only —
 //! what a page may post across sites without asking first (`text/plain`) is refused, not executed.
 
-use std::process::Stdio;
-
 use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// `deepwork serve --transport <transport>` on a free port: the process and its base URL.
-async fn serve(project: &Project, transport: &str) -> (tokio::process::Child, String) {
-    install_crypto();
-    let port = free_port();
-    let mut command = project.command(&["--transport", transport, "--port", &port.to_string()]);
-    command.stderr(Stdio::null()).stdout(Stdio::null()).kill_on_drop(true);
-    let server = command.spawn().expect("spawn cairn");
-    wait_for_port(port).await;
-    (server, format!("http://127.0.0.1:{port}"))
-}
-
-fn initialize(version: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn streamable_http_refuses_other_sites_origins() {
     let project = Project::new();
-    let (_server, base) = serve(&project, "http").await;
+    let (_server, host) = project.serve_over("http").await;
+    let base = format!("http://{host}");
     let http = reqwest::Client::new();
     let post = |origin: Option<&str>| {
         let mut request = http
             .post(format!("{base}/mcp"))
             .header("Accept", "application/json, text/event-stream")
-            .json(&initialize("2025-11-25"));
+            .json(&initialize_request("2025-11-25"));
         if let Some(origin) = origin {
             request = request.header("Origin", origin);
         }
@@ -56,7 +39,8 @@ async fn streamable_http_refuses_other_sites_origins() {
 #[tokio::test(flavor = "multi_thread")]
 async fn legacy_sse_refuses_other_sites_and_messages_that_are_not_json() {
     let project = Project::new();
-    let (_server, base) = serve(&project, "sse").await;
+    let (_server, host) = project.serve_over("sse").await;
+    let base = format!("http://{host}");
     let http = reqwest::Client::new();
     for origin in ["https://evil.example", "null"] {
         let refused = http.get(format!("{base}/sse")).header("Origin", origin).send().await.unwrap();
@@ -67,7 +51,7 @@ async fn legacy_sse_refuses_other_sites_and_messages_that_are_not_json() {
     let mut events = Events::of(response);
     let (_, endpoint) = events.next().await.expect("the endpoint event");
     let messages = format!("{base}{endpoint}");
-    assert_eq!(http.post(&messages).json(&initialize("2024-11-05")).send().await.unwrap().status(), 202);
+    assert_eq!(http.post(&messages).json(&initialize_request("2024-11-05")).send().await.unwrap().status(), 202);
     events.next().await.expect("the initialize answer");
     http.post(&messages).json(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).send().await.unwrap();
 

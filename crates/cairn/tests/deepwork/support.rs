@@ -233,6 +233,18 @@ impl Project {
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
     }
 
+    /// `deepwork serve --transport <transport>` (`http` or `sse`) for this project on a free port, listening: the
+    /// process (killed on drop) and its `127.0.0.1:PORT`.
+    pub async fn serve_over(&self, transport: &str) -> (tokio::process::Child, String) {
+        install_crypto();
+        let port = free_port();
+        let mut command = self.command(&["--transport", transport, "--port", &port.to_string()]);
+        command.stderr(Stdio::null()).stdout(Stdio::null()).kill_on_drop(true);
+        let server = command.spawn().expect("spawn cairn");
+        wait_for_port(port).await;
+        (server, format!("127.0.0.1:{port}"))
+    }
+
     /// A server for `--path <path>` (e.g. a subdirectory or a worktree) with `extra` arguments, over stdio.
     pub async fn connect_at(&self, path: &Path, extra: &[&str]) -> Client {
         Client::stdio(self.command_at(path, extra), TestClient::default()).await
@@ -439,6 +451,12 @@ impl Events {
             self.buffer.push_str(&String::from_utf8_lossy(&chunk));
         }
     }
+}
+
+/// A raw JSON-RPC `initialize` request (id 1) for protocol `version`.
+pub fn initialize_request(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
 }
 
 /// The stack as `[(workflow, step)]`.
