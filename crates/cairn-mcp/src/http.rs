@@ -3,7 +3,7 @@
 //! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
 //! such as `roots/list`); newer clients are served statelessly. Given [`DatabaseSessions`], a session survives its
 //! node: any server sharing the database continues it. The `Host` header must name a loopback address unless more
-//! hosts are allowed.
+//! hosts are allowed; [`serve_http`] also refuses browser origins of other hosts ([`AllowedHosts`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::access::Access;
 use crate::drain::InFlight;
+use crate::host_guard::AllowedHosts;
 use crate::sessions::DatabaseSessions;
 
 /// Where and how to serve.
@@ -62,14 +63,15 @@ where
     let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
     let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
     let in_flight = InFlight::new();
+    let guard = AllowedHosts::new(&options.extra_allowed_hosts);
     // A loopback server of one user: every call is the local user's (`cairn serve` attaches each caller's own).
     let router = axum::Router::new().nest_service(&options.path, service).layer(axum::Extension(Access::local()));
-    let router = in_flight.layer(router);
+    let router = in_flight.layer(guard.protect(router));
     let listener = crate::listener::bind(options.addr).await?;
     let local = axum::serve::Listener::local_addr(&listener)?;
     tracing::info!("serving MCP over Streamable HTTP at http://{local}{}", options.path);
     let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
-    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    let result = crate::serve_router(listener, router, stopping.cancelled_owned()).await;
     drain.abort();
     result
 }

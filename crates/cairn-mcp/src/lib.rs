@@ -1,13 +1,14 @@
 //! Protocol plumbing shared by every cairn surface.
 //!
 //! A surface (deepwork, roscoe, work) implements [`rmcp::ServerHandler`] in its own `tools` module and hands it to one
-//! of the transports here: [`serve_stdio`], [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old
-//! HTTP+SSE protocol DeepWork's `--transport sse` speaks); [`DatabaseSessions`] lets any node sharing a database
-//! continue an HTTP session another node started, and [`InFlight`] lets a stopping HTTP server finish the calls in
-//! flight. The helpers in [`envelope`] build the result shapes the
-//! specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on, and
-//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry. Each surface
-//! lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
+//! of the transports here: [`serve_stdio`] (which answers malformed JSON-RPC lines itself before rmcp sees them),
+//! [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old HTTP+SSE protocol DeepWork's `--transport sse`
+//! speaks); [`DatabaseSessions`] lets any node sharing a database continue an HTTP session another node started, and
+//! [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve` included, runs
+//! [`serve_router`], the serving loop with time limits for slow clients. The helpers in [`envelope`] build the result
+//! shapes the specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on,
+//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
+//! Each surface lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
 //! [`access::Access`] (its principal and token scopes, the same model on every surface) allows.
 //!
 //! This crate knows nothing about any surface's domain.
@@ -17,16 +18,21 @@ pub mod args;
 pub mod describe;
 mod drain;
 pub mod envelope;
+mod host_guard;
 mod http;
 pub mod listener;
+mod lines;
 pub mod roots;
 pub mod registry;
+mod serving;
 mod sessions;
 mod sse;
 mod stdio;
+mod verdict;
 
 pub use drain::{DRAIN_LIMIT, InFlight};
 pub use http::{HttpOptions, http_service, serve_http, shutdown_signal};
+pub use serving::{BODY_IDLE_TIMEOUT, HEADER_READ_TIMEOUT, serve_router};
 pub use sessions::DatabaseSessions;
 pub use sse::serve_legacy_sse;
-pub use stdio::serve_stdio;
+pub use stdio::{MAX_LINE_BYTES, serve_stdio};

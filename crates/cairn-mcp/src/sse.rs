@@ -3,16 +3,17 @@
 //! `GET /sse` opens an event stream whose first event, `endpoint`, names the URL to post to
 //! (`/messages/?session_id=<id>`); every JSON-RPC message a client POSTs there is answered with `202 Accepted` and the
 //! server's messages arrive on the stream as `message` events. One handler instance serves each stream. rmcp dropped
-//! this transport, so the two halves are joined here with channels. Only loopback `Host` headers are accepted.
+//! this transport, so the two halves are joined here with channels. Only loopback `Host` headers and browser origins
+//! are accepted ([`AllowedHosts`]), and a message must be posted as `Content-Type: application/json` (`415` otherwise:
+//! a page may post `text/plain` across origins without asking first).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Query, Request, State};
-use axum::http::{StatusCode, header};
-use axum::middleware::{self, Next};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -23,6 +24,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::drain::{Call, InFlight};
+use crate::host_guard::AllowedHosts;
 
 type Sessions = Arc<Mutex<HashMap<String, Session>>>;
 
@@ -57,12 +59,12 @@ where
         .route("/sse", get(open_stream::<H, F>))
         .route("/messages", post(receive_message::<F>))
         .route("/messages/", post(receive_message::<F>))
-        .layer(middleware::from_fn(loopback_host_only))
         .with_state(state);
+    let router = AllowedHosts::new(&[]).protect(router);
     let listener = crate::listener::bind(addr).await?;
     tracing::info!("serving MCP over legacy SSE at http://{}/sse", axum::serve::Listener::local_addr(&listener)?);
     let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing));
-    let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+    let result = crate::serve_router(listener, router, stopping.cancelled_owned()).await;
     drain.abort();
     result
 }
@@ -141,8 +143,13 @@ struct SessionQuery {
 async fn receive_message<F>(
     State(state): State<Arc<AppState<F>>>,
     Query(query): Query<SessionQuery>,
+    headers: HeaderMap,
     body: String,
 ) -> Response {
+    if !is_json(&headers) {
+        let message = "Unsupported Media Type: post each JSON-RPC message with Content-Type: application/json";
+        return (StatusCode::UNSUPPORTED_MEDIA_TYPE, message).into_response();
+    }
     let Some(session_id) = query.session_id else {
         return (StatusCode::BAD_REQUEST, "session_id is required").into_response();
     };
@@ -169,35 +176,28 @@ async fn receive_message<F>(
     }
 }
 
-/// Rejects requests whose `Host` is not a loopback name (DNS-rebinding protection).
-async fn loopback_host_only(request: Request, next: Next) -> Response {
-    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    if is_loopback_host(host) {
-        next.run(request).await
-    } else {
-        (StatusCode::FORBIDDEN, "Forbidden: Host header is not a loopback address").into_response()
-    }
-}
-
-fn is_loopback_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    matches!(name, "localhost" | "127.0.0.1" | "::1")
+/// Whether the request says its body is JSON (`application/json`, parameters such as `charset` allowed).
+fn is_json(headers: &HeaderMap) -> bool {
+    let content_type = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let essence = content_type.split(';').next().unwrap_or_default().trim();
+    essence.eq_ignore_ascii_case("application/json")
 }
 
 #[cfg(test)]
 mod tests {
+    use axum::http::HeaderValue;
+
     use super::*;
 
     #[test]
-    fn only_loopback_hosts_pass() {
-        for ok in ["localhost", "localhost:8000", "127.0.0.1:1", "[::1]:80"] {
-            assert!(is_loopback_host(ok), "{ok}");
-        }
-        for bad in ["evil.com", "evil.com:8000", "", "10.0.0.1"] {
-            assert!(!is_loopback_host(bad), "{bad}");
-        }
+    fn only_json_is_taken() {
+        let with = |content_type: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::CONTENT_TYPE, HeaderValue::from_str(content_type).unwrap());
+            is_json(&headers)
+        };
+        assert!(with("application/json") && with("Application/JSON; charset=utf-8"));
+        assert!(!with("text/plain") && !with("application/x-www-form-urlencoded") && !with("application/jsonx"));
+        assert!(!is_json(&HeaderMap::new()));
     }
 }

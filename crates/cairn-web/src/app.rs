@@ -119,7 +119,7 @@ impl App {
             tracing::info!("  loopback only: callers without a token act as the local person (--require-auth to change)");
         }
         let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing.clone()));
-        let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
+        let result = cairn_mcp::serve_router(listener, router, stopping.cancelled_owned()).await;
         drain.abort();
         server_file.remove();
         self.store.close().await;

@@ -97,6 +97,9 @@ fn filter_hash(filters: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
     use super::*;
 
     #[test]
@@ -122,5 +125,135 @@ mod tests {
         );
         assert!(key.verify(&format!("{forged}.{mac}"), &filters).is_err());
         assert!(key.verify("garbage", &filters).is_err());
+    }
+
+    /// A key for the property tests (the same each run, so a failure can be replayed).
+    fn test_key() -> PageKey {
+        PageKey::from_hex(&"5a".repeat(32)).unwrap()
+    }
+
+    /// Asserts `token` is refused with the sentence that says what to do.
+    fn refused(token: &str, filters: &Value) -> Result<(), TestCaseError> {
+        match test_key().verify(token, filters) {
+            Err(Error::InvalidArgument(message)) => {
+                prop_assert!(message.starts_with("page_token does not belong to this query"), "{}", message);
+                Ok(())
+            }
+            other => Err(TestCaseError::fail(format!("{token:?} was not refused: {other:?}"))),
+        }
+    }
+
+    /// Filters and sort keys of the shapes the list tools use.
+    fn filters() -> impl Strategy<Value = Value> {
+        ("[a-z_0-9]{0,12}", "[a-z]{0,8}").prop_map(|(account, state)| json!({"account": account, "state": state}))
+    }
+
+    fn after() -> impl Strategy<Value = Value> {
+        (any::<i64>(), "[a-z_0-9]{0,16}").prop_map(|(at, id)| json!([at, id]))
+    }
+
+    /// The characters of tokens (base64url and the dot), and some of standard base64 and padding.
+    const TOKEN_CHARS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/";
+
+    /// A change to a token's text.
+    #[derive(Debug, Clone)]
+    enum Mutation {
+        Replace(Index, char),
+        Insert(Index, char),
+        Remove(Index),
+        Truncate(Index),
+        SwapHalves,
+        /// The payload re-encoded with a different sort key, the signature kept.
+        Forge(i64),
+    }
+
+    fn mutation() -> impl Strategy<Value = Mutation> {
+        let char = prop_oneof![
+            prop::sample::select(TOKEN_CHARS.chars().collect::<Vec<_>>()),
+            any::<char>(),
+        ];
+        prop_oneof![
+            (any::<Index>(), char.clone()).prop_map(|(at, c)| Mutation::Replace(at, c)),
+            (any::<Index>(), char).prop_map(|(at, c)| Mutation::Insert(at, c)),
+            any::<Index>().prop_map(Mutation::Remove),
+            any::<Index>().prop_map(Mutation::Truncate),
+            Just(Mutation::SwapHalves),
+            any::<i64>().prop_map(Mutation::Forge),
+        ]
+    }
+
+    fn mutate(token: &str, mutation: &Mutation) -> String {
+        let mut chars: Vec<char> = token.chars().collect();
+        match mutation {
+            Mutation::Replace(at, c) if !chars.is_empty() => {
+                let at = at.index(chars.len());
+                chars[at] = *c;
+            }
+            Mutation::Insert(at, c) => chars.insert(at.index(chars.len() + 1), *c),
+            Mutation::Remove(at) if !chars.is_empty() => {
+                chars.remove(at.index(chars.len()));
+            }
+            Mutation::Replace(..) | Mutation::Remove(_) => {}
+            Mutation::Truncate(at) => chars.truncate(at.index(chars.len() + 1)),
+            Mutation::SwapHalves => {
+                return token.split_once('.').map_or(token.to_owned(), |(payload, mac)| format!("{mac}.{payload}"));
+            }
+            Mutation::Forge(at) => {
+                // Only a token still in one piece can be forged; an earlier change may have broken it.
+                let Some((payload, mac)) = token.split_once('.') else { return token.to_owned() };
+                let decoded = URL_SAFE_NO_PAD.decode(payload).ok();
+                let Some(mut payload) = decoded.and_then(|p| serde_json::from_slice::<Value>(&p).ok()) else {
+                    return token.to_owned();
+                };
+                payload["a"] = json!([at, "forged"]);
+                return format!("{}.{mac}", URL_SAFE_NO_PAD.encode(payload.to_string()));
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    proptest! {
+        #[test]
+        fn a_signed_token_verifies_for_its_own_filters(filters in filters(), after in after()) {
+            let key = test_key();
+            prop_assert_eq!(key.verify(&key.sign(&filters, after.clone()), &filters).unwrap(), after);
+        }
+
+        #[test]
+        fn random_text_is_refused(token in any::<String>(), filters in filters()) {
+            refused(&token, &filters)?;
+        }
+
+        #[test]
+        fn random_text_in_the_token_alphabet_is_refused(
+            token in "[A-Za-z0-9_-]{0,80}(\\.[A-Za-z0-9_-]{0,60})?",
+            filters in filters(),
+        ) {
+            refused(&token, &filters)?;
+        }
+
+        #[test]
+        fn a_changed_token_is_refused(
+            filters in filters(),
+            after in after(),
+            mutations in prop::collection::vec(mutation(), 1..4),
+        ) {
+            let token = test_key().sign(&filters, after);
+            let changed = mutations.iter().fold(token.clone(), |t, m| mutate(&t, m));
+            prop_assume!(changed != token);
+            refused(&changed, &filters)?;
+        }
+
+        #[test]
+        fn a_token_of_other_filters_or_another_key_is_refused(
+            mine in filters(),
+            theirs in filters(),
+            after in after(),
+        ) {
+            prop_assume!(mine != theirs);
+            refused(&test_key().sign(&theirs, after.clone()), &mine)?;
+            let other = PageKey::from_hex(&"a5".repeat(32)).unwrap();
+            refused(&other.sign(&mine, after), &mine)?;
+        }
     }
 }

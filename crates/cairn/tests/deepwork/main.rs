@@ -8,11 +8,20 @@ mod broken_definitions;
 mod cli;
 mod concurrency;
 mod errors;
+mod http_guard;
+mod malformed;
 mod outside_project;
 mod protocol;
+#[path = "../common/raw_stdio.rs"]
+mod raw_stdio;
 mod reviews_errors;
 mod reviews_gate;
 mod reviews_git;
 mod reviews_tools;
+mod slow_clients;
+#[path = "../common/slow_connections.rs"]
+mod slow_connections;
+#[path = "../common/stdio_faults.rs"]
+mod stdio_faults;
 mod support;
 mod workflows;

@@ -2,7 +2,6 @@
 
 use std::process::Stdio;
 
-use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
 
@@ -123,44 +122,20 @@ async fn legacy_sse_transport_serves_the_tools() {
     let base = format!("http://127.0.0.1:{port}");
     let response = http.get(format!("{base}/sse")).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let mut events = response.bytes_stream();
-    let mut buffer = String::new();
-    // The next event, or None once the server ends the stream.
-    let mut next_event = async move || -> Option<(String, String)> {
-        loop {
-            if let Some(end) = buffer.find("\n\n") {
-                let block: String = buffer.drain(..end + 2).collect();
-                let mut name = String::new();
-                let mut data = String::new();
-                for line in block.lines() {
-                    if let Some(v) = line.strip_prefix("event:") {
-                        name = v.trim().to_owned();
-                    } else if let Some(v) = line.strip_prefix("data:") {
-                        data.push_str(v.trim_start());
-                    }
-                }
-                if !name.is_empty() {
-                    return Some((name, data));
-                }
-                continue;
-            }
-            let chunk = events.next().await?.ok()?;
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-        }
-    };
-    let (name, endpoint) = next_event().await.expect("the endpoint event");
+    let mut events = Events::of(response);
+    let (name, endpoint) = events.next().await.expect("the endpoint event");
     assert_eq!(name, "endpoint");
     assert!(endpoint.starts_with("/messages/?session_id="), "{endpoint}");
     let post = |body: Value| http.post(format!("{base}{endpoint}")).json(&body).send();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     assert_eq!(post(init).await.unwrap().status(), 202);
-    let (name, data) = next_event().await.expect("the initialize answer");
+    let (name, data) = events.next().await.expect("the initialize answer");
     assert_eq!(name, "message");
     let reply: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(reply["result"]["serverInfo"]["name"], "deepwork");
     post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await.unwrap();
     post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await.unwrap();
-    let (_, data) = next_event().await.expect("the tools/list answer");
+    let (_, data) = events.next().await.expect("the tools/list answer");
     let reply: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(reply["result"]["tools"].as_array().unwrap().len(), TOOLS.len());
     let rejected = http.post(format!("{base}{endpoint}")).header("Host", "evil.example").body("{}").send().await.unwrap();
@@ -170,7 +145,7 @@ async fn legacy_sse_transport_serves_the_tools() {
     let pid = server.id().expect("the server runs").to_string();
     assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
     let bound = std::time::Duration::from_secs(60);
-    let ended = tokio::time::timeout(bound, async { while next_event().await.is_some() {} }).await;
+    let ended = tokio::time::timeout(bound, async { while events.next().await.is_some() {} }).await;
     assert!(ended.is_ok(), "the event stream ends after SIGTERM");
     let status = tokio::time::timeout(bound, server.wait()).await.expect("the server exits after SIGTERM").unwrap();
     assert!(status.success(), "{status}");

@@ -233,6 +233,18 @@ impl Project {
         self.git(&["commit", "-q", "--allow-empty", "-m", message]);
     }
 
+    /// `deepwork serve --transport <transport>` (`http` or `sse`) for this project on a free port, listening: the
+    /// process (killed on drop) and its `127.0.0.1:PORT`.
+    pub async fn serve_over(&self, transport: &str) -> (tokio::process::Child, String) {
+        install_crypto();
+        let port = free_port();
+        let mut command = self.command(&["--transport", transport, "--port", &port.to_string()]);
+        command.stderr(Stdio::null()).stdout(Stdio::null()).kill_on_drop(true);
+        let server = command.spawn().expect("spawn cairn");
+        wait_for_port(port).await;
+        (server, format!("127.0.0.1:{port}"))
+    }
+
     /// A server for `--path <path>` (e.g. a subdirectory or a worktree) with `extra` arguments, over stdio.
     pub async fn connect_at(&self, path: &Path, extra: &[&str]) -> Client {
         Client::stdio(self.command_at(path, extra), TestClient::default()).await
@@ -311,6 +323,13 @@ impl Client {
             }
         }
         panic!("could not start an HTTP server and initialize a session in three tries");
+    }
+
+    /// Connects to a server already listening at `url` (its `/mcp`).
+    pub async fn http_at(url: &str) -> Client {
+        install_crypto();
+        let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
+        Client { service: TestClient::default().serve(transport).await.expect("initialize over HTTP"), server: None }
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
@@ -393,6 +412,51 @@ pub async fn wait_for_port(port: u16) {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     panic!("server did not listen on port {port}");
+}
+
+/// The events of a server-sent event stream (the legacy SSE transport's `GET /sse`).
+pub struct Events {
+    body: std::pin::Pin<Box<dyn futures::Stream<Item = reqwest::Result<Vec<u8>>> + Send>>,
+    buffer: String,
+}
+
+impl Events {
+    /// The events of `response`'s body.
+    pub fn of(response: reqwest::Response) -> Events {
+        use futures::StreamExt;
+        Events { body: Box::pin(response.bytes_stream().map(|chunk| chunk.map(|b| b.to_vec()))), buffer: String::new() }
+    }
+
+    /// The next event's name and data, or None once the server ends the stream.
+    pub async fn next(&mut self) -> Option<(String, String)> {
+        use futures::StreamExt;
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let block: String = self.buffer.drain(..end + 2).collect();
+                let mut name = String::new();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(v) = line.strip_prefix("event:") {
+                        name = v.trim().to_owned();
+                    } else if let Some(v) = line.strip_prefix("data:") {
+                        data.push_str(v.trim_start());
+                    }
+                }
+                if !name.is_empty() {
+                    return Some((name, data));
+                }
+                continue;
+            }
+            let chunk = self.body.next().await?.ok()?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+/// A raw JSON-RPC `initialize` request (id 1) for protocol `version`.
+pub fn initialize_request(version: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
 }
 
 /// The stack as `[(workflow, step)]`.

@@ -6,7 +6,6 @@ use std::fs;
 
 use serde_json::{Value, json};
 
-use crate::runs_support::*;
 use crate::support::*;
 
 /// A valid one-script workflow whose `description` is given twice (lines 2 and 9); the script leaves `marker`.

@@ -15,7 +15,10 @@ mod docs;
 mod hostile_input;
 mod duplicate_keys;
 mod isolation;
+mod malformed;
 mod protocol;
+#[path = "../common/raw_stdio.rs"]
+mod raw_stdio;
 mod runs_concurrency;
 mod runs_containment;
 mod runs_crash;
@@ -26,4 +29,6 @@ mod runs_support;
 mod runs_test_workflow;
 mod schema;
 mod skills;
+#[path = "../common/stdio_faults.rs"]
+mod stdio_faults;
 mod support;

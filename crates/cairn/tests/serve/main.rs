@@ -13,3 +13,6 @@ mod db;
 mod deploy_doc;
 mod endpoints;
 mod shutdown;
+mod slow_clients;
+#[path = "../common/slow_connections.rs"]
+mod slow_connections;

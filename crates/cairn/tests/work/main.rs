@@ -13,5 +13,10 @@ mod concurrency;
 mod database;
 mod evidence;
 mod flows;
+mod malformed;
 mod pagination;
+#[path = "../common/raw_stdio.rs"]
+mod raw_stdio;
+#[path = "../common/stdio_faults.rs"]
+mod stdio_faults;
 mod support;

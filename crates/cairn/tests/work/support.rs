@@ -113,9 +113,14 @@ impl Env {
 
     /// `cairn work mcp --as <kind>`: the local user, no token.
     pub async fn local(&self, kind: &str) -> Client {
+        Client::stdio(self.local_command(kind)).await
+    }
+
+    /// The command of [`Env::local`], not started.
+    pub fn local_command(&self, kind: &str) -> Command {
         let mut cmd = self.command();
         cmd.args(["work", "mcp", "--as", kind]);
-        Client::stdio(cmd).await
+        cmd
     }
 }
 
