@@ -11,10 +11,11 @@ use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host_check::{self, AllowedHosts};
+use crate::rate_limit::RateLimit;
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
-use crate::{api, early_close, health, pages, work_mcp};
+use crate::{api, body_limit, early_close, health, pages, rate_limit, security_headers, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -36,6 +37,8 @@ pub struct App {
     pub deepwork: Option<DeepworkProject>,
     /// `Host` names accepted besides loopback (for a server bound to another interface).
     pub extra_allowed_hosts: Vec<String>,
+    /// The rate limit on the MCP endpoints and the REST API.
+    pub rate_limit: RateLimit,
 }
 
 impl App {
@@ -80,7 +83,9 @@ impl App {
                 ),
             );
         }
-        early_close::layer(host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts)))
+        let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);
+        let guarded = host_check::layer(limited, AllowedHosts::new(&self.extra_allowed_hosts));
+        security_headers::layer(early_close::layer(guarded))
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
@@ -101,6 +106,7 @@ impl App {
             tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
         }
         let drain = tokio::spawn(in_flight.drain_on_signal(stopping.clone(), closing.clone()));
+        let router = router.into_make_service_with_connect_info::<SocketAddr>();
         let result = axum::serve(listener, router).with_graceful_shutdown(stopping.cancelled_owned()).await;
         drain.abort();
         server_file.remove();
