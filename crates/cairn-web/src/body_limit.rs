@@ -39,7 +39,7 @@ const TOOLS: u64 = 4 * MIB;
 const PAGES: u64 = 64 * KIB;
 
 /// The largest body a request to `path` may carry.
-pub(crate) fn limit_for(path: &str) -> u64 {
+fn limit_for(path: &str) -> u64 {
     let under = |prefix: &str| path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     if under("/mcp") {
         WORK_MCP

@@ -28,9 +28,9 @@ use futures::StreamExt;
 use http_body::{Frame, SizeHint};
 
 /// The most of a refused request's body read out before the connection closes: twice the largest body limit.
-pub(crate) const DRAIN_BYTES: u64 = 8 * 1024 * 1024;
+const DRAIN_BYTES: u64 = 8 * 1024 * 1024;
 /// The longest a refused request's body is read for.
-pub(crate) const DRAIN_TIME: Duration = Duration::from_secs(5);
+const DRAIN_TIME: Duration = Duration::from_secs(5);
 
 /// `router` with the header added to early refusals.
 pub(crate) fn layer(router: Router) -> Router {
@@ -42,11 +42,9 @@ async fn mark(request: Request, next: Next) -> Response {
         return next.run(request).await;
     }
     let drainable = drainable(request.headers());
-    let shared = Shared::default();
-    let request = request.map(|body| {
-        *shared.lock() = Some(body);
-        Body::new(shared.clone())
-    });
+    let (parts, body) = request.into_parts();
+    let shared = Shared(Arc::new(Mutex::new(body)));
+    let request = Request::from_parts(parts, Body::new(shared.clone()));
     let mut response = next.run(request).await;
     let refused = matches!(
         response.status(),
@@ -88,11 +86,11 @@ fn drainable(headers: &HeaderMap) -> bool {
 }
 
 /// The request body, shared between the handler and this layer, which reads out what the handler left.
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Option<Body>>>);
+#[derive(Clone)]
+struct Shared(Arc<Mutex<Body>>);
 
 impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Body>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Body> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -102,18 +100,15 @@ impl HttpBody for Shared {
     type Error = axum::Error;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        match self.lock().as_mut() {
-            Some(body) => Pin::new(body).poll_frame(cx),
-            None => Poll::Ready(None),
-        }
+        Pin::new(&mut *self.lock()).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.lock().as_ref().is_none_or(Body::is_end_stream)
+        self.lock().is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.lock().as_ref().map(Body::size_hint).unwrap_or_default()
+        self.lock().size_hint()
     }
 }
 

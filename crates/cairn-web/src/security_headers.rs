@@ -16,7 +16,7 @@ use axum::middleware;
 use axum::response::Response;
 
 /// What a page may load: its own server's scripts, styles, images and connections, nothing inline.
-pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
     img-src 'self'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Every header and its value.
