@@ -13,7 +13,7 @@ const MIB: usize = 1024 * KIB;
 /// A server with a DeepWork project (for `/deepwork/mcp`), the project's folder, and a work token.
 async fn server() -> (Env, tempfile::TempDir, String) {
     let project = tempfile::tempdir().unwrap();
-    let env = start_with(&["--project", project.path().to_str().unwrap()], &[]).await;
+    let env = start_with(&["--project", project.path().to_str().unwrap()]).await;
     let bearer = token(&env);
     (env, project, bearer)
 }

@@ -31,6 +31,12 @@ function check(condition, what) {
   console.log(`ok ${what}`);
 }
 
+// Content-Security-Policy violations the pages reported since the last check.
+const violations = [];
+function noViolations(where) {
+  check(violations.length === 0, `no Content-Security-Policy violation on ${where} ${violations.join('; ')}`);
+}
+
 // A minimal MCP client over Streamable HTTP: initialize, then tools/call, reading JSON-RPC from the SSE answers.
 async function mcp(endpoint, headers = {}) {
   let session = null;
@@ -70,7 +76,6 @@ const browser = await chromium.launch({
 });
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const violations = [];
   await context.exposeBinding('reportCspViolation', (_source, violation) => { violations.push(violation); });
   await context.addInitScript(() => {
     document.addEventListener('securitypolicyviolation', (e) => {
@@ -81,10 +86,6 @@ try {
   page.on('console', (message) => {
     if (/Content Security Policy/i.test(message.text())) violations.push(`console: ${message.text()}`);
   });
-  const noViolations = (where) => {
-    check(violations.length === 0, `no Content-Security-Policy violation on ${where} ${violations.join('; ')}`);
-  };
-
   // The CSP holds on every page, and a violation would be seen.
   const visit = async (url) => {
     const response = await page.goto(url);
@@ -185,9 +186,9 @@ try {
   await page.click('header form.signout button');
   await page.waitForURL(`${base}/signin`);
   check(!(await page.context().cookies()).some((c) => c.name === 'cairn_work_token'), 'signing out clears the cookie');
-  noViolations('sign-in, the signed-in board and sign-out');
 } finally {
   await browser.close();
 }
+noViolations('sign-in, the signed-in board and sign-out');
 fs.writeFileSync(path.join(artifacts, 'browser.ok'), `${passed}\n`);
 console.log(`${passed} passed, 0 failed`);

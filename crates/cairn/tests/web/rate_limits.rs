@@ -33,7 +33,7 @@ async fn items(env: &Env, client: &reqwest::Client, bearer: &str) -> reqwest::Re
 
 #[tokio::test]
 async fn a_token_or_address_over_its_budget_gets_429_while_others_are_served() {
-    let env = start_with(&["--rate-limit", "1"], &[]).await;
+    let env = start_with(&["--rate-limit", "1"]).await;
     let (first, second) = (token(&env), token(&env));
     let here = client_from("127.0.0.1");
 
@@ -62,7 +62,7 @@ async fn a_token_or_address_over_its_budget_gets_429_while_others_are_served() {
 
 #[tokio::test]
 async fn behind_a_trusted_proxy_the_forwarded_address_is_the_client() {
-    let env = start_with(&["--trust-forwarded-for"], &[("CAIRN_RATE_LIMIT", "1")]).await;
+    let env = start_with(&["--trust-forwarded-for", "--rate-limit", "1"]).await;
     let proxy = client_from("127.0.0.1");
     let from = |address: &'static str| {
         proxy.get(env.served.url("/api/workflows")).header("x-forwarded-for", format!("{address}, 127.0.0.1")).send()

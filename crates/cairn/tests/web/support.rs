@@ -41,19 +41,18 @@ impl Env {
 
 /// Starts `cairn serve` on a fresh home holding the global workflow `ship`.
 pub async fn start() -> Env {
-    start_with(&[], &[]).await
+    start_with(&[]).await
 }
 
-/// [`start`] with more arguments and environment variables for `cairn serve`.
-pub async fn start_with(args: &[&str], envs: &[(&str, &str)]) -> Env {
+/// [`start`] with more `cairn serve` arguments (`--require-auth`, say).
+pub async fn start_with(args: &[&str]) -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join("workflows")).unwrap();
     std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();
     std::fs::write(home.join("workflows").join("decide.yaml"), DECIDE).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").args(args).envs(envs.iter().copied());
-    command.env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
+    command.arg("serve").args(args).env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
     let database = TestDatabase::fresh();
     database.apply(&mut command);
     let served = Served::start(command).await;
