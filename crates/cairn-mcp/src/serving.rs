@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::serve::Listener as _;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
@@ -39,13 +40,16 @@ pub async fn serve_router(
     let connections = GracefulShutdown::new();
     tokio::pin!(shutdown);
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => accepted,
             () = &mut shutdown => break,
         };
         let router = router.clone();
         let service = service_fn(move |request: hyper::Request<Incoming>| {
-            router.clone().oneshot(request.map(|body| Body::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, body))))
+            let mut request = request.map(|body| Body::new(TimeoutBody::new(BODY_IDLE_TIMEOUT, body)));
+            // Who is on the other end, for handlers that count requests per client address.
+            request.extensions_mut().insert(ConnectInfo(peer));
+            router.clone().oneshot(request)
         });
         let connection = connections.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {

@@ -12,11 +12,12 @@ use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host_check::{self, AllowedHosts};
+use crate::rate_limit::RateLimit;
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::Web;
 use crate::access::{self, Gate};
-use crate::{api, early_close, health, pages, work_mcp};
+use crate::{api, body_limit, early_close, health, pages, rate_limit, security_headers, work_mcp};
 
 /// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct App {
     /// Whether every route but the open ones needs a credential even on loopback (`--require-auth`). A server
     /// that answers other host names, or listens beyond loopback, always needs one.
     pub require_auth: bool,
+    /// The rate limit on the MCP endpoints and the REST API.
+    pub rate_limit: RateLimit,
 }
 
 impl App {
@@ -89,7 +92,9 @@ impl App {
         }
         let gate = Gate { work: cairn_work::Service::new(self.store.clone()), required };
         let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
-        early_close::layer(host_check::layer(router, AllowedHosts::new(&self.extra_allowed_hosts)))
+        let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);
+        let guarded = host_check::layer(limited, AllowedHosts::new(&self.extra_allowed_hosts));
+        security_headers::layer(early_close::layer(guarded))
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,

@@ -18,6 +18,7 @@
 pub mod access;
 mod api;
 mod app;
+mod body_limit;
 mod csrf;
 mod early_close;
 mod error;
@@ -25,9 +26,12 @@ mod health;
 mod host_check;
 mod live;
 mod pages;
+mod rate_limit;
+mod security_headers;
 mod server_file;
 mod state;
 mod work_mcp;
 mod workspace;
 
 pub use app::{App, DeepworkProject};
+pub use rate_limit::RateLimit;

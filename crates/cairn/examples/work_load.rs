@@ -12,6 +12,8 @@
 //! Each client speaks MCP the way hosts do today: `initialize` (protocol 2025-11-25, a session), then one POST per
 //! call on a kept-alive connection, reading each answer's event stream to its end. (rmcp's own client stops reading
 //! after the answer, which costs it a new TCP connection per call and would make this measure connection set-up.)
+//! The clients share one token, and together call far faster than the default rate limit lets one token (100 calls a
+//! second): the nodes run with `--rate-limit 0`, so this measures the server, not the limit.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -131,7 +133,7 @@ async fn cli(home: &Path, database: Option<&str>, args: &[&str]) -> Value {
 /// Starts one `cairn serve` node; returns it and its base URL.
 async fn node(home: &Path, database: Option<&str>) -> (Child, String) {
     let mut server = command(home, database)
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(["serve", "--addr", "127.0.0.1:0", "--rate-limit", "0"])
         .env("RUST_LOG", "warn,cairn_web=info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use cairn_store::Store;
-use cairn_web::{App, DeepworkProject};
+use cairn_web::{App, DeepworkProject, RateLimit};
 
 use crate::deepwork_cli;
 use crate::home::cairn_home;
@@ -31,6 +31,17 @@ pub struct ServeArgs {
     /// Always on when the server listens beyond loopback or answers other host names.
     #[arg(long, env = "CAIRN_REQUIRE_AUTH", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true", default_value = "false")]
     pub require_auth: bool,
+    /// Requests a minute each client (a bearer token, or an address without one) may send to the MCP endpoints and
+    /// the REST API; over it the answer is 429 with Retry-After. 0 turns the limit off.
+    #[arg(long, env = "CAIRN_RATE_LIMIT", value_name = "N", default_value_t = RateLimit::DEFAULT_PER_MINUTE)]
+    pub rate_limit: u32,
+    /// How many of those requests may come at once (at most `--rate-limit`).
+    #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", value_name = "N", default_value_t = RateLimit::DEFAULT_BURST)]
+    pub rate_limit_burst: u32,
+    /// Count a request without a token for the last address of its X-Forwarded-For header, not for its peer. Only
+    /// behind a reverse proxy that sets that header: anyone else could name any address.
+    #[arg(long, env = "CAIRN_TRUST_FORWARDED_FOR")]
+    pub trust_forwarded_for: bool,
 }
 
 /// Runs `cairn serve`.
@@ -51,6 +62,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         deepwork,
         extra_allowed_hosts: args.allowed_hosts,
         require_auth: args.require_auth,
+        rate_limit: RateLimit {
+            per_minute: args.rate_limit,
+            burst: args.rate_limit_burst,
+            trust_forwarded_for: args.trust_forwarded_for,
+        },
     };
     app.serve(args.addr).await.with_context(|| format!("cannot serve on {}", args.addr))
 }

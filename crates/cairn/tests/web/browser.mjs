@@ -7,7 +7,10 @@
 // It starts the workflow through /roscoe/mcp, opens the run's `url`, advances the agent step through MCP while the
 // page is open and waits for the page to show the human decision without a reload (SSE), clicks the decision,
 // sees the run complete, then opens the work board and sees a claim and evidence made through /mcp appear, signs in
-// with the token and claims from the board as its principal, and signs out. Every check prints one line; the last
+// with the token and claims from the board as its principal, and signs out. First it tours the other pages. Every
+// page is served with a Content-Security-Policy; Content-Security-Policy violations (the `securitypolicyviolation`
+// events of every page, and the console's reports of them) are recorded from the first page on, and any one fails
+// the test (an inline script injected on purpose shows the recording works). Every check prints one line; the last
 // line is "N passed, 0 failed".
 
 import path from 'node:path';
@@ -26,6 +29,12 @@ function check(condition, what) {
   }
   passed += 1;
   console.log(`ok ${what}`);
+}
+
+// Content-Security-Policy violations the pages reported since the last check.
+const violations = [];
+function noViolations(where) {
+  check(violations.length === 0, `no Content-Security-Policy violation on ${where} ${violations.join('; ')}`);
 }
 
 // A minimal MCP client over Streamable HTTP: initialize, then tools/call, reading JSON-RPC from the SSE answers.
@@ -66,7 +75,39 @@ const browser = await chromium.launch({
     '--disable-component-update', '--disable-sync'],
 });
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.exposeBinding('reportCspViolation', (_source, violation) => { violations.push(violation); });
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.reportCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || 'inline code'} (${e.sourceFile}:${e.lineNumber})`);
+    });
+  });
+  const page = await context.newPage();
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(`console: ${message.text()}`);
+  });
+  // The CSP holds on every page, and a violation would be seen.
+  const visit = async (url) => {
+    const response = await page.goto(url);
+    check((response.headers()['content-security-policy'] ?? '').includes("script-src 'self'"), `${url} is served with the CSP`);
+  };
+  await visit(`${base}/docs`);
+  await page.evaluate(() => {
+    const inline = document.createElement('script');
+    inline.textContent = 'window.inlineRan = true';
+    document.head.append(inline);
+  });
+  for (let i = 0; i < 50 && violations.length === 0; i += 1) await page.waitForTimeout(100);
+  check(violations.length > 0 && !(await page.evaluate(() => window.inlineRan)), 'an inline script is refused and the violation recorded');
+  violations.length = 0;
+  check(await page.evaluate(() => window.htmx.config.includeIndicatorCSS === false), 'htmx injects no stylesheet of its own');
+  const slug = await page.locator('main ul a').first().getAttribute('href');
+  for (const path of ['/', '/workflows', '/workflows/ship?project=global', '/runs?project=global', slug, '/work',
+    '/work/documents', '/signin', '/docs/no-such-page']) {
+    await visit(`${base}${path}`);
+    noViolations(path);
+  }
+
   const roscoe = await mcp('/roscoe/mcp');
 
   // Start through MCP; the result's url is the deep link to the run page.
@@ -85,6 +126,7 @@ try {
   const ship = page.locator('#decision button[value="ship"]');
   await ship.waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), 'the run page updated live, without a reload');
+  noViolations('the live run page');
   const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => b.value));
   check(JSON.stringify(buttons) === JSON.stringify(['ship', 'stop']), `one button per valid transition: ${buttons}`);
   check(await page.locator('#timeline tr[data-node="draft"]').count() === 1, 'the timeline lists the agent step');
@@ -97,6 +139,7 @@ try {
   const status = await roscoe('get_run_status', { global: true, run_id: started.runId });
   check(status.status === 'completed', 'MCP sees the run completed');
   await page.screenshot({ path: path.join(artifacts, 'run-completed.png'), fullPage: true });
+  noViolations('the run page after the decision');
 
   // The work board shows a claim made through /mcp, and item text stays text.
   const work = await mcp('/mcp', { authorization: `Bearer ${token}` });
@@ -116,6 +159,7 @@ try {
   await page.locator(`[data-state="claimed"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
   check((await card.locator('.claimant').textContent()).includes('claude-worker'), 'the board shows who claimed it');
   check(await page.evaluate(() => window.notReloaded === true), 'the board updated without a reload');
+  noViolations('the live work board');
 
   // Evidence recorded through /mcp for a pull request the item links to shows on its card.
   await work('work_update', { item_id: itemId, links: ['https://github.com/acme/web/pull/7'] });
@@ -147,5 +191,6 @@ try {
 } finally {
   await browser.close();
 }
+noViolations('sign-in, the signed-in board and sign-out');
 fs.writeFileSync(path.join(artifacts, 'browser.ok'), `${passed}\n`);
 console.log(`${passed} passed, 0 failed`);
