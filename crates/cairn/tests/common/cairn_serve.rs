@@ -2,6 +2,7 @@
 //! from its log line, so no two tests race for a port. The process is killed when the handle is dropped.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -12,6 +13,8 @@ pub struct Served {
     _process: Child,
     /// `http://127.0.0.1:PORT`, no trailing slash.
     pub base: String,
+    /// Every line the server has logged so far.
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Served {
@@ -39,14 +42,26 @@ impl Served {
                 None => panic!("cairn serve exited before listening:\n{}", seen.join("\n")),
             }
         };
-        // Keep draining the log so the server never blocks on a full pipe.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Served { _process: child, base }
+        // Keep draining the log so the server never blocks on a full pipe, and keep it for `log`.
+        let log = Arc::new(Mutex::new(seen));
+        let kept = log.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                kept.lock().unwrap().push(line);
+            }
+        });
+        Served { _process: child, base, log }
     }
 
     /// The full URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// What the server has logged so far, one line each.
+    #[allow(dead_code, reason = "only some test binaries read the log")]
+    pub fn log(&self) -> String {
+        self.log.lock().unwrap().join("\n")
     }
 
     /// Sends the server `signal` (`TERM`, `KILL`, …) with kill(1).

@@ -13,7 +13,7 @@ use cairn_web::access::{Door, RULES, Rule};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 
-use crate::support::{Env, Mcp, http, start_with, token_as};
+use crate::support::{Env, Mcp, http, start_logging, start_with, token_as};
 
 /// Every scope.
 const ALL: &str = "roscoe:exec,roscoe:write,deepwork:write,mcp:write,decisions:write,admin";
@@ -133,11 +133,16 @@ struct Walk {
 
 impl Walk {
     async fn start(mode: Mode) -> Walk {
+        Walk::start_logging(mode, "info").await
+    }
+
+    /// [`Walk::start`], the server logging at `level`.
+    async fn start_logging(mode: Mode, level: &str) -> Walk {
         let project = tempfile::tempdir().unwrap();
         let mut args: Vec<String> = mode.args().iter().map(|a| a.to_string()).collect();
         args.extend(["--project".to_owned(), project.path().display().to_string()]);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let env = start_with(&args).await;
+        let env = start_logging(&args, level).await;
         let all = token_as(&env, "Ada", "person", ALL);
         let nothing = token_as(&env, "Nemo", "agent", NOTHING);
         let signed_all = sign_in(&env, &all).await;
@@ -328,9 +333,17 @@ async fn walk_tools(walk: &Walk) {
 
 #[tokio::test]
 async fn a_server_answering_other_names_refuses_anonymous_callers_everywhere() {
-    let walk = Walk::start(Mode::OtherNames).await;
+    let walk = Walk::start_logging(Mode::OtherNames, "debug").await;
     walk_routes(&walk).await;
     walk_tools(&walk).await;
+    let log = walk.env.served.log();
+    assert!(log.contains("DEBUG"), "the log was kept at debug level");
+    // `cairn_<26 characters of id>_<secret>`, and `…; cairn_session=<secret>`.
+    let tokens = [&walk.all, &walk.nothing].map(|t| t["cairn_".len() + 27..].to_owned());
+    let sessions = [&walk.signed_all, &walk.signed_nothing].map(|c| c.split("cairn_session=").nth(1).unwrap().to_owned());
+    for secret in tokens.iter().chain(&sessions) {
+        assert!(secret.len() >= 40 && !log.contains(secret.as_str()), "a credential reached the log");
+    }
 }
 
 #[tokio::test]

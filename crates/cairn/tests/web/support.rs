@@ -51,13 +51,18 @@ pub async fn start() -> Env {
 
 /// [`start`] with more `cairn serve` arguments (`--require-auth`, say).
 pub async fn start_with(args: &[&str]) -> Env {
+    start_logging(args, "info").await
+}
+
+/// [`start_with`], logging at `level` (`RUST_LOG`).
+pub async fn start_logging(args: &[&str], level: &str) -> Env {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join("workflows")).unwrap();
     std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();
     std::fs::write(home.join("workflows").join("decide.yaml"), DECIDE).unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").args(args).env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
+    command.arg("serve").args(args).env("CAIRN_HOME", &home).env("RUST_LOG", level).env_remove("ROSCOE_PUBLIC_URL");
     let database = TestDatabase::fresh();
     database.apply(&mut command);
     let served = Served::start(command).await;
