@@ -14,22 +14,12 @@
 // line is "N passed, 0 failed".
 
 import path from 'node:path';
-import fs from 'node:fs';
+
+import { check, finish, launch, recordingContext } from './harness.mjs';
 
 const base = process.env.CAIRN_BASE;
 const token = process.env.CAIRN_TOKEN;
 const artifacts = process.env.ARTIFACTS;
-const { chromium } = await import(path.join(process.env.PLAYWRIGHT_DIR, 'node_modules', 'playwright-core', 'index.mjs'));
-
-let passed = 0;
-function check(condition, what) {
-  if (!condition) {
-    console.log(`FAIL ${what}`);
-    throw new Error(what);
-  }
-  passed += 1;
-  console.log(`ok ${what}`);
-}
 
 // Content-Security-Policy violations the pages reported since the last check.
 const violations = [];
@@ -69,23 +59,10 @@ async function mcp(endpoint, headers = {}) {
   };
 }
 
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.exposeBinding('reportCspViolation', (_source, violation) => { violations.push(violation); });
-  await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => {
-      window.reportCspViolation(`${e.effectiveDirective} blocked ${e.blockedURI || 'inline code'} (${e.sourceFile}:${e.lineNumber})`);
-    });
-  });
+  const context = await recordingContext(browser, violations);
   const page = await context.newPage();
-  page.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) violations.push(`console: ${message.text()}`);
-  });
   // The CSP holds on every page, and a violation would be seen.
   const visit = async (url) => {
     const response = await page.goto(url);
@@ -192,5 +169,4 @@ try {
   await browser.close();
 }
 noViolations('sign-in, the signed-in board and sign-out');
-fs.writeFileSync(path.join(artifacts, 'browser.ok'), `${passed}\n`);
-console.log(`${passed} passed, 0 failed`);
+finish('browser');

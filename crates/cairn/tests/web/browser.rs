@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::support::{Mcp, http, start, start_with, token, token_as};
+use crate::support::{Mcp, http, json_of, start, start_with, token, token_as};
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -84,16 +84,7 @@ async fn a_decision_made_in_the_browser_is_recorded_with_the_signed_in_person() 
     let ada = token_as(&env, "Ada", "person", "roscoe:run");
     let client = http();
     let url = |p: &str| env.served.url(p);
-    let started: Value = client
-        .post(url("/api/runs?project=global"))
-        .bearer_auth(&agent)
-        .json(&json!({"workflowId": "ship"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let started = json_of(client.post(url("/api/runs?project=global")).bearer_auth(&agent).json(&json!({"workflowId": "ship"}))).await;
     let run_id = started["runId"].as_str().unwrap().to_owned();
     // The agent step is answered over MCP by the agent's token.
     let roscoe = Mcp::connect(url("/roscoe/mcp"), &agent).await;
@@ -110,15 +101,7 @@ async fn a_decision_made_in_the_browser_is_recorded_with_the_signed_in_person() 
     ];
     run_script("decide.mjs", &vars).await;
 
-    let history: Value = client
-        .get(url(&format!("/api/runs/{run_id}?project=global")))
-        .bearer_auth(&agent)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let history = json_of(client.get(url(&format!("/api/runs/{run_id}?project=global"))).bearer_auth(&agent)).await;
     assert_eq!(history["run"]["status"], "completed", "{history}");
     assert_eq!(history["run"]["startedBy"], "drafter (agent)");
     let ask = history["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();

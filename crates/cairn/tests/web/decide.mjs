@@ -3,35 +3,22 @@
 //
 // Environment: CAIRN_BASE (the server's base URL), RUN_PATH (the run page's path and query, the run waiting at its
 // human step), PERSON_TOKEN (a person's token holding roscoe:run), PERSON (how the server names that person),
-// PLAYWRIGHT_DIR, CHROMIUM, ARTIFACTS as for browser.mjs. Every check prints one line; the last line is
+// PLAYWRIGHT_DIR, CHROMIUM, ARTIFACTS as for browser.mjs (harness.mjs). Every check prints one line; the last line is
 // "N passed, 0 failed".
 
 import path from 'node:path';
-import fs from 'node:fs';
+
+import { check, finish, launch, recordingContext } from './harness.mjs';
 
 const base = process.env.CAIRN_BASE;
 const runPath = process.env.RUN_PATH;
 const person = process.env.PERSON;
 const artifacts = process.env.ARTIFACTS;
-const { chromium } = await import(path.join(process.env.PLAYWRIGHT_DIR, 'node_modules', 'playwright-core', 'index.mjs'));
 
-let passed = 0;
-function check(condition, what) {
-  if (!condition) {
-    console.log(`FAIL ${what}`);
-    throw new Error(what);
-  }
-  passed += 1;
-  console.log(`ok ${what}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const violations = [];
+const browser = await launch();
 try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await (await recordingContext(browser, violations)).newPage();
   await page.goto(base + runPath);
   check(new URL(page.url()).pathname === '/signin', 'the run page asks for a sign-in first');
   await page.fill('#token', process.env.PERSON_TOKEN);
@@ -52,5 +39,5 @@ try {
 } finally {
   await browser.close();
 }
-fs.writeFileSync(path.join(artifacts, 'decide.ok'), `${passed}\n`);
-console.log(`${passed} passed, 0 failed`);
+check(violations.length === 0, `no Content-Security-Policy violation ${violations.join('; ')}`);
+finish('decide');

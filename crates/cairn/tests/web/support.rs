@@ -76,6 +76,11 @@ pub fn token_as(env: &Env, name: &str, kind: &str, scopes: &str) -> String {
     serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned()
 }
 
+/// Sends `request` and reads its JSON answer.
+pub async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
+}
+
 /// A work token of the local account with every scope (`cairn work token create`).
 pub fn token(env: &Env) -> String {
     let out = env
