@@ -1,0 +1,78 @@
+//! Running the real Claude Code CLI in a test: `claude -p … --output-format json`, offline against the Anthropic
+//! stand-in (`../common/anthropic.rs`), in a private `HOME`, with this build's `cairn`, `deepwork` and `roscoe` first on
+//! `PATH` (so a plugin's or `.mcp.json`'s servers are the binaries under test).
+//!
+//! `.ci/claude-code.sh` installs Claude Code (and the Node.js it needs) under `target/claude-code`; a developer machine
+//! without it skips these tests with a note, but in CI (`CI=true`) a missing install fails them.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// Where `.ci/claude-code.sh` installs Claude Code.
+fn install_dir() -> PathBuf {
+    std::env::var("CLAUDE_CODE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/claude-code"))
+}
+
+/// The repository's Claude Code plugin.
+pub fn plugin_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../plugins/claude").canonicalize().unwrap()
+}
+
+/// The installed Claude Code CLI.
+#[derive(Debug, Clone)]
+pub struct ClaudeCode {
+    bin: PathBuf,
+    node_bin: PathBuf,
+}
+
+impl ClaudeCode {
+    /// The installed CLI, or `None` (with a note) where it is not installed and this is not CI.
+    pub fn find() -> Option<ClaudeCode> {
+        let node_bin = install_dir().join("node_modules/.bin");
+        let bin = node_bin.join("claude");
+        if bin.is_file() {
+            return Some(ClaudeCode { bin, node_bin });
+        }
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must install Claude Code: bash .ci/claude-code.sh");
+        eprintln!("skipped: Claude Code is not installed in {} (bash .ci/claude-code.sh)", install_dir().display());
+        None
+    }
+
+    /// `claude -p prompt --output-format json` plus `args`, in `project`, with `HOME` at `home`, the model at
+    /// `model_base` and extra environment `env`; its JSON result.
+    pub async fn run(&self, project: &Path, home: &Path, model_base: &str, prompt: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+        let binaries = Path::new(env!("CARGO_BIN_EXE_cairn")).parent().unwrap();
+        let path = format!("{}:{}:{}", binaries.display(), self.node_bin.display(), std::env::var("PATH").unwrap_or_default());
+        let mut command = tokio::process::Command::new(&self.bin);
+        command
+            .current_dir(project)
+            .args(["-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"])
+            .args(args)
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", home)
+            .env("IS_SANDBOX", "1")
+            .env("ANTHROPIC_BASE_URL", model_base)
+            .env("ANTHROPIC_API_KEY", "stand-in-key")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CAIRN_HOME", home.join("cairn"))
+            .kill_on_drop(true);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let output = tokio::time::timeout(std::time::Duration::from_secs(300), command.output())
+            .await
+            .expect("claude finishes within five minutes")
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let result: Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|_| panic!("claude printed no JSON result:\n{stdout}\n{stderr}"));
+        assert_eq!(result["is_error"], false, "claude failed: {result}\n{stderr}");
+        result
+    }
+}
