@@ -48,8 +48,13 @@ fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
     command
 }
 
-async fn run(block: &str, bin: &Path, home: &Path) -> String {
-    let output = bash(block, bin, home).output().await.unwrap();
+/// Runs `block` to its end; `database` is the `CAIRN_DATABASE_URL` the page says the shell has exported by then.
+async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
+    let mut command = bash(block, bin, home);
+    if let Some(url) = database {
+        command.env("CAIRN_DATABASE_URL", url);
+    }
+    let output = command.output().await.unwrap();
     assert!(output.status.success(), "{block}\n{}", String::from_utf8_lossy(&output.stderr));
     String::from_utf8(output.stdout).unwrap()
 }
@@ -73,7 +78,7 @@ async fn the_commands_of_deploy_md_work_as_written() {
     assert_eq!(blocks.len(), 4, "migrate, serve, an agent's token, a person's token: {blocks:#?}");
     assert!(blocks[1].contains("cairn serve"), "{}", blocks[1]);
 
-    run(&blocks[0], &bin, &home).await;
+    run(&blocks[0], &bin, &home, None).await;
     let mut server = bash(&blocks[1], &bin, &home).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
     let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
     let port = loop {
@@ -84,8 +89,8 @@ async fn the_commands_of_deploy_md_work_as_written() {
     };
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     let base = format!("http://127.0.0.1:{port}");
-    let agent: Value = serde_json::from_str(&run(&blocks[2], &bin, &home).await).unwrap();
-    let person: Value = serde_json::from_str(&run(&blocks[3], &bin, &home).await).unwrap();
+    let agent: Value = serde_json::from_str(&run(&blocks[2], &bin, &home, Some(&url)).await).unwrap();
+    let person: Value = serde_json::from_str(&run(&blocks[3], &bin, &home, Some(&url)).await).unwrap();
 
     // Nothing without a token; the health check stays open for the load balancer.
     let client = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
