@@ -52,10 +52,10 @@ mod yaml_edit;
 pub use actor::Actor;
 pub use error::{Error, Referrer};
 pub use scope::Scope;
-pub use service::{
-    Body, Created, Deleted, Duplicated, LintWarning, Linted, Moved, References, Renamed, Service,
-    Subject, Updated, Validated, WorkflowDetail, WorkflowSummary,
-};
+pub use service::check::{Linted, Validated};
+pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};
+pub use service::relocate::{Duplicated, Moved, Renamed};
+pub use service::{Body, LintWarning, Service, Subject};
 pub use runs::Runs;
 pub use sources::Source;
 pub use tools::RoscoeServer;
