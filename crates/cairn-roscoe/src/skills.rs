@@ -15,10 +15,10 @@ mod discover;
 
 use std::path::{Path, PathBuf};
 
+use cairn_docs::front_matter;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::front_matter;
 use crate::scope::Scope;
 use crate::service::Service;
 
