@@ -141,14 +141,20 @@ fn detail(d: &Diagnostic) -> String {
     d.to_string()
 }
 
-/// Turns a failed validation into the writer error of its stage.
-fn invalid(diagnostics: &[Diagnostic]) -> Error {
-    let errors: Vec<&Diagnostic> = diagnostics
+/// One line per error of a validation (lint warnings left out).
+fn errors(diagnostics: &[Diagnostic]) -> Vec<String> {
+    diagnostics
         .iter()
         .filter(|d| d.severity == Severity::Error)
-        .collect();
-    let details = errors.iter().map(|d| detail(d)).collect();
-    match errors.first().map(|d| d.code.stage()) {
+        .map(detail)
+        .collect()
+}
+
+/// Turns a failed validation into the writer error of its stage.
+fn invalid(diagnostics: &[Diagnostic]) -> Error {
+    let details = errors(diagnostics);
+    let first = diagnostics.iter().find(|d| d.severity == Severity::Error);
+    match first.map(|d| d.code.stage()) {
         Some(Stage::Integrity) => Error::IntegrityError { details },
         _ => Error::InvalidConfig {
             message: "the workflow does not match the schema; fix every entry of `details` (get_workflow_schema shows the format)".into(),

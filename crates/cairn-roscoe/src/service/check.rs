@@ -6,11 +6,11 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Body, LintWarning, Service, Subject, detail, invalid, warnings};
+use super::{Body, LintWarning, Service, Subject, errors, invalid, warnings};
 use crate::authoring_guide::{
     ConfigError, ConfigFile, Models, WorkflowSchemaInfo, load_models, workflow_schema_info,
 };
-use crate::definition::{self, Options, Severity};
+use crate::definition::{self, Options};
 use crate::diagram::{Diagram, diagram};
 use crate::error::Error;
 use crate::scope::Scope;
@@ -90,12 +90,7 @@ impl Service {
         Ok(Validated {
             valid: false,
             code: Some(error.as_code()),
-            errors: validation
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .map(detail)
-                .collect(),
+            errors: errors(&validation.diagnostics),
         })
     }
 
@@ -163,12 +158,7 @@ impl Service {
             },
         );
         Ok(Linted {
-            errors: validation
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == Severity::Error)
-                .map(detail)
-                .collect(),
+            errors: errors(&validation.diagnostics),
             warnings: warnings(&validation.diagnostics),
         })
     }
