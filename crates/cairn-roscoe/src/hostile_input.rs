@@ -1,7 +1,7 @@
 //! Property tests: every parser of user files and arguments — workflow YAML through the whole validation pipeline,
-//! `{{ … }}` templates, markdown front matter, `roscoe.yaml` (here), CEL conditions (in `definition::expression`
-//! and `engine::condition`) and docs pages (in `docs::corpus`) — fed random text, mutations of the valid examples of
-//! the docs corpus, alias bombs, deep nesting and 50 MB inputs, neither panics, nor overflows its stack, nor hangs.
+//! `{{ … }}` templates, markdown front matter, `roscoe.yaml`, docs pages (`cairn_docs::Page`; here), CEL conditions
+//! (in `definition::expression` and `engine::condition`) — fed random text, mutations of the valid examples of the
+//! docs corpus, alias bombs, deep nesting and 50 MB inputs, neither panics, nor overflows its stack, nor hangs.
 //!
 //! Each input is parsed on a thread with a 2 MiB stack (what a tokio worker has), which must answer within
 //! [`LIMIT`]: generous, it fails only on a hang.
@@ -197,7 +197,11 @@ fn template(text: &str) {
 }
 
 fn front_matter(text: &str) {
-    let _ = crate::front_matter::split(&format!("---\n{text}\n---\nbody\n"));
+    let _ = cairn_docs::front_matter::split(&format!("---\n{text}\n---\nbody\n"));
+}
+
+fn docs_page(text: &str) {
+    let _ = cairn_docs::Page::parse("hostile", &format!("---\ntitle: T\n{text}\n---\n{text}\n"));
 }
 
 fn roscoe_yaml(text: &str) {
@@ -214,6 +218,11 @@ fn hostile_texts_are_handled_by_every_parser() {
         bounded(&format!("front matter of {what}"), text.clone(), front_matter);
         bounded(&format!("roscoe.yaml of {what}"), text, roscoe_yaml);
     }
+}
+
+#[test]
+fn hostile_texts_neither_crash_nor_hang_the_page_reader() {
+    survives_hostile_texts("a docs page", docs_page);
 }
 
 #[test]
@@ -254,5 +263,14 @@ proptest! {
     fn mutated_front_matter_and_roscoe_yaml_never_panic_or_hang(text in mutated(corpus_yaml())) {
         bounded("front matter", text.clone(), front_matter);
         bounded("roscoe.yaml", text, roscoe_yaml);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn mutated_pages_never_panic_or_hang(text in mutated(corpus_yaml())) {
+        bounded("a docs page", text, docs_page);
     }
 }

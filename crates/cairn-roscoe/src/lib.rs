@@ -21,8 +21,8 @@
 //! `get_workflow_schema` returns (schema, executors, the models of `roscoe.yaml`, the authoring gotchas).
 //!
 //! [`skills`] adds the facade's skill import (find `SKILL.md` files, hand the host a converter prompt, write the
-//! workflow it returns with the skill's scripts), and [`docs`] the five docs tools over cairn's own documentation,
-//! embedded from `docs/roscoe/`.
+//! workflow it returns with the skill's scripts), and [`docs`] the five docs tools over cairn's own documentation
+//! (the `cairn-docs` crate, which embeds `docs/roscoe/`).
 //!
 //! [`tools`] serves all of this over MCP: [`RoscoeServer`] lists the tools (one file each under
 //! `tools/`) and dispatches each call to one [`Service`] or [`Runs`] method; it is the only module that knows rmcp.
@@ -36,7 +36,6 @@ pub mod docs;
 pub mod engine;
 mod error;
 mod files;
-mod front_matter;
 #[cfg(test)]
 mod hostile_input;
 mod references;
@@ -52,10 +51,10 @@ mod yaml_edit;
 pub use actor::Actor;
 pub use error::{Error, Referrer};
 pub use scope::Scope;
-pub use service::{
-    Body, Created, Deleted, Duplicated, LintWarning, Linted, Moved, References, Renamed, Service,
-    Subject, Updated, Validated, WorkflowDetail, WorkflowSummary,
-};
+pub use service::check::{Linted, Validated};
+pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};
+pub use service::relocate::{Duplicated, Moved, Renamed};
+pub use service::{Body, LintWarning, Service, Subject};
 pub use runs::Runs;
 pub use sources::Source;
 pub use tools::RoscoeServer;

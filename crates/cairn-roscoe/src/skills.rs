@@ -6,24 +6,19 @@
 //! prompt (`convert_skill`), and later takes the host's completion, extracts and validates the workflow, copies the
 //! bundled `scripts/` into the workflow's asset folder and writes the file (`finalize_skill_conversion`).
 //!
-//! The facade methods live here, on [`Service`], beside the code they call. The user's home directories come in as a
-//! [`UserDirs`] value; only [`UserDirs::from_env`] reads the environment.
+//! The facade methods live on [`Service`] beside the code they call: `list_skills` here, `convert_skill` in
+//! [`convert::prompt`] and `finalize_skill_conversion` in [`convert::finalize`]. The user's home directories come in as
+//! a [`UserDirs`] value; only [`UserDirs::from_env`] reads the environment.
 
-mod convert;
+pub mod convert;
 mod discover;
 
 use std::path::{Path, PathBuf};
 
+use cairn_docs::front_matter;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use convert::{
-    ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Stage, StageFailure, Staged,
-};
-
-use crate::actor::Actor;
-use crate::error::Error;
-use crate::front_matter;
 use crate::scope::Scope;
 use crate::service::Service;
 
@@ -105,28 +100,6 @@ impl Service {
             count: skills.len(),
             skills,
         }
-    }
-
-    /// `convert_skill`: resolves the skill and returns the converter prompt for the host to run, or a `resolve`
-    /// failure.
-    pub fn convert_skill(
-        &self,
-        scope: &Scope,
-        user: &UserDirs,
-        request: &ConvertRequest,
-    ) -> Result<Staged<Handback>, Error> {
-        convert::handback(self, scope, user, request)
-    }
-
-    /// `finalize_skill_conversion`: re-reads the skill, extracts and validates the workflow from `completion`,
-    /// copies `scripts/` and writes the workflow; a failure names its stage.
-    pub fn finalize_skill_conversion(
-        &self,
-        scope: &Scope,
-        request: &FinalizeRequest,
-        actor: &Actor,
-    ) -> Result<Staged<Converted>, Error> {
-        convert::finalize(self, scope, request, actor)
     }
 }
 

@@ -3,7 +3,8 @@
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
-use crate::skills::{ConvertRequest, UserDirs};
+use crate::skills::UserDirs;
+use crate::skills::convert::ConvertRequest;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source, staged};
 

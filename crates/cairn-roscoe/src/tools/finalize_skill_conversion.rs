@@ -4,7 +4,7 @@
 use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 
-use crate::skills::FinalizeRequest;
+use crate::skills::convert::FinalizeRequest;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source, staged};
 

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 /// The front matter mapping and the markdown after it, or `None` when the text has no front matter mapping.
-pub(crate) fn split(text: &str) -> Option<(Map<String, Value>, &str)> {
+pub fn split(text: &str) -> Option<(Map<String, Value>, &str)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = text.split_inclusive('\n').next()?;
     if first.trim_end() != "---" {

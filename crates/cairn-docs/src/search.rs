@@ -8,8 +8,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::corpus::Page;
-use super::slug::slug;
+use crate::corpus::Page;
+use crate::slug::slug;
 
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
