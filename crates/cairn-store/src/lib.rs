@@ -14,6 +14,7 @@
 //! sessions so that any node sharing the database can continue them; [`audit`] records who did what.
 
 pub mod audit;
+mod backup;
 pub mod batch;
 pub mod changes;
 pub mod dialect;
@@ -36,6 +37,7 @@ use sqlx::AnyPool;
 use crate::batch::Batch;
 use crate::changes::Changes;
 
+pub use backup::Checked;
 pub use dialect::Backend;
 pub use write_tx::WriteTx;
 
@@ -74,6 +76,9 @@ pub enum Error {
     /// A query failed.
     #[error("database error: {0}")]
     Query(#[from] sqlx::Error),
+    /// What was asked does not apply here (the message says what to do instead).
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// A migration [`Store::migrate`] applied.

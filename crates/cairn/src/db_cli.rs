@@ -1,7 +1,8 @@
 //! `cairn db …`: the database itself. `migrate` applies the embedded migrations that are pending and says which it
 //! applied; several nodes may run it at once (they take turns under the database's migration lock, and the later
 //! ones find nothing to do). `cairn serve` and the MCP commands also migrate when they open the database, so this is
-//! for deployments that migrate as a separate step.
+//! for deployments that migrate as a separate step. `backup FILE` writes a consistent copy of a SQLite database while
+//! servers keep writing, and `check` runs its integrity checks (PostgreSQL has `pg_dump` and `pg_amcheck` for both).
 
 use anyhow::Context;
 use cairn_store::Store;
@@ -30,6 +31,15 @@ pub enum DbCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write a consistent copy of the SQLite database to FILE (a new file) while servers keep writing: it holds every
+    /// write committed before the copy began. PostgreSQL: use pg_dump.
+    Backup {
+        /// The copy to write; it must not exist yet.
+        file: std::path::PathBuf,
+    },
+    /// Check the SQLite database's structure and foreign keys; exits 1 and lists the problems when there are any.
+    /// PostgreSQL: use pg_amcheck.
+    Check,
 }
 
 /// Runs a db command.
@@ -56,6 +66,28 @@ pub async fn run(args: DbArgs) -> anyhow::Result<()> {
                 }
             }
             Ok(())
+        }
+        DbCommand::Backup { file } => {
+            let store = Store::connect(&url).await.context("cairn db backup needs its database")?;
+            let copied = store.backup(&file).await;
+            store.close().await;
+            copied.context("cairn db backup")?;
+            println!("wrote a consistent copy of the database to {}", file.display());
+            Ok(())
+        }
+        DbCommand::Check => {
+            let store = Store::connect(&url).await.context("cairn db check needs its database")?;
+            let checked = store.check().await;
+            store.close().await;
+            let checked = checked.context("cairn db check")?;
+            if checked.problems.is_empty() {
+                println!("ok: the database's structure and foreign keys are sound");
+                return Ok(());
+            }
+            for problem in &checked.problems {
+                println!("{problem}");
+            }
+            anyhow::bail!("the database has {} problem(s); restore the last good backup (docs/operations.md)", checked.problems.len())
         }
     }
 }

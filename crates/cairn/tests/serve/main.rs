@@ -9,6 +9,7 @@
 mod cairn_serve;
 #[path = "../common/database.rs"]
 mod database;
+mod backup;
 mod db;
 mod deploy_doc;
 mod endpoints;
