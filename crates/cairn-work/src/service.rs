@@ -65,6 +65,11 @@ impl Service {
         &self.store
     }
 
+    /// Answers when the database does (for health checks).
+    pub async fn ping(&self) -> Result<(), Error> {
+        Ok(self.store.ping().await?)
+    }
+
     /// The account an `account_id` argument names ("" = the caller's own), if the caller may use it — for changes
     /// (`write`) a member with the `reader` role may not. Accounts the caller cannot see are `not_found`.
     async fn account(&self, caller: &Caller, account_id: &str, write: bool) -> Result<AccountRow, Error> {
