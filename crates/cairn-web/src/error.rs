@@ -90,12 +90,6 @@ impl From<cairn_work::Error> for ApiError {
     }
 }
 
-impl From<cairn_store::Error> for ApiError {
-    fn from(error: cairn_store::Error) -> ApiError {
-        ApiError::roscoe(StatusCode::INTERNAL_SERVER_ERROR, "internal", error.to_string())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

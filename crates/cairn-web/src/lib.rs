@@ -33,5 +33,6 @@ mod state;
 mod work_mcp;
 mod workspace;
 
-pub use app::{App, DeepworkProject};
+pub use app::App;
+pub use state::DeepworkProject;
 pub use rate_limit::RateLimit;
