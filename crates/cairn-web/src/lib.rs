@@ -25,6 +25,7 @@ mod error;
 mod health;
 mod host_check;
 mod live;
+mod page_error;
 mod pages;
 mod rate_limit;
 mod security_headers;

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::auth::Scope;
+use cairn_mcp::access::Scope;
 
 /// Why a work or decisions operation failed.
 #[derive(Debug, thiserror::Error)]
