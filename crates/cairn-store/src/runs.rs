@@ -157,17 +157,17 @@ pub type Tx = crate::WriteTx;
 
 /// Starts a write transaction on `store`.
 pub async fn begin(store: &Store) -> Result<Tx, Error> {
-    Ok(store.begin_write().await?)
+    store.begin_write().await
 }
 
 /// Commits `tx`.
 pub async fn commit(tx: Tx) -> Result<(), Error> {
-    Ok(tx.commit().await?)
+    tx.commit().await
 }
 
 /// Rolls `tx` back.
 pub async fn rollback(tx: Tx) -> Result<(), Error> {
-    Ok(tx.rollback().await?)
+    tx.rollback().await
 }
 
 impl Store {
