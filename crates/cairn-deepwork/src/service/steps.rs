@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::gate::{self, GateInput};
 use crate::ids::check_path_id;
 use crate::session::WorkflowSession;
-use crate::session_store::SessionStore;
+use crate::session_store::{SessionLock, SessionStore};
 use crate::step_info::{ActiveStepInfo, active_step_info, resolve_inputs};
 
 use super::stacks::Stacks;
@@ -174,13 +174,8 @@ impl Deepwork {
 
     /// Validates a step's outputs, runs the quality gate, and advances (or completes) the workflow.
     pub fn finished_step(&self, root: &Path, cmd: FinishStep) -> Result<StepFinished> {
-        let session_id = require_session(cmd.session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
-        if let Some(agent) = &cmd.agent_id {
-            check_path_id("agent_id", agent).map_err(Error::Failed)?;
-        }
-        let store = SessionStore::new(root, &self.config.platform);
-        let _lock = store.lock(session_id)?;
-        let mut stacks = Stacks::load(store.clone(), session_id, cmd.agent_id.as_deref())?;
+        let (session_id, store, _lock, mut stacks) =
+            self.open_session(root, cmd.session_id.as_deref(), cmd.agent_id.as_deref())?;
         let Some(top) = stacks.own().workflow_stack.last().cloned() else {
             return Err(Error::Failed(NO_SESSION_TO_FINISH.into()));
         };
@@ -261,13 +256,8 @@ impl Deepwork {
 
     /// Aborts the active workflow of the (session, agent) stack and resumes its parent.
     pub fn abort_workflow(&self, root: &Path, explanation: String, session_id: Option<String>, agent_id: Option<String>) -> Result<WorkflowAborted> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
-        if let Some(agent) = &agent_id {
-            check_path_id("agent_id", agent).map_err(Error::Failed)?;
-        }
-        let store = SessionStore::new(root, &self.config.platform);
-        let _lock = store.lock(session_id)?;
-        let mut stacks = Stacks::load(store.clone(), session_id, agent_id.as_deref())?;
+        let (session_id, store, _lock, mut stacks) =
+            self.open_session(root, session_id.as_deref(), agent_id.as_deref())?;
         let Some(aborted) = stacks.own().pop("aborted", Some(explanation.clone())) else {
             return Err(Error::Failed(NO_SESSION.into()));
         };
@@ -286,13 +276,8 @@ impl Deepwork {
 
     /// Goes back to an earlier (or the current) step, clearing progress from there on.
     pub fn go_to_step(&self, root: &Path, step_id: String, session_id: Option<String>, agent_id: Option<String>) -> Result<WentToStep> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED, Error::Failed)?;
-        if let Some(agent) = &agent_id {
-            check_path_id("agent_id", agent).map_err(Error::Failed)?;
-        }
-        let store = SessionStore::new(root, &self.config.platform);
-        let _lock = store.lock(session_id)?;
-        let mut stacks = Stacks::load(store.clone(), session_id, agent_id.as_deref())?;
+        let (session_id, store, _lock, mut stacks) =
+            self.open_session(root, session_id.as_deref(), agent_id.as_deref())?;
         let Some(top) = stacks.own().workflow_stack.last().cloned() else {
             return Err(Error::Failed(NO_SESSION.into()));
         };
@@ -328,5 +313,23 @@ impl Deepwork {
             invalidated_steps: invalidated,
             stack: stacks.entries(),
         })
+    }
+
+    /// What a move of an existing session's stack does first: checks the session and agent ids, takes the session's
+    /// lock (held while the returned guard lives) and loads its stacks.
+    fn open_session<'a>(
+        &self,
+        root: &Path,
+        session_id: Option<&'a str>,
+        agent_id: Option<&str>,
+    ) -> Result<(&'a str, SessionStore, SessionLock, Stacks)> {
+        let session_id = require_session(session_id, SESSION_REQUIRED, Error::Failed)?;
+        if let Some(agent) = agent_id {
+            check_path_id("agent_id", agent).map_err(Error::Failed)?;
+        }
+        let store = SessionStore::new(root, &self.config.platform);
+        let lock = store.lock(session_id)?;
+        let stacks = Stacks::load(store.clone(), session_id, agent_id)?;
+        Ok((session_id, store, lock, stacks))
     }
 }

@@ -8,53 +8,29 @@
 use std::collections::HashSet;
 
 use cairn_store::changes::Change;
-use cairn_store::observe::{self, EventRow, ProjectRow};
+use cairn_store::observe;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::{RunError, Runs};
 
-/// A project runs were started in (a project becomes known when a run starts there).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KnownProject {
-    /// 16 hex chars.
-    pub id: String,
-    /// The project root directory.
-    pub root_path: String,
-    /// The folder name.
-    pub name: String,
-    /// When a run last started there (epoch ms).
-    pub last_seen_at: i64,
-    /// Its top-level runs.
-    pub run_count: i64,
-}
+/// A project runs were started in (a project becomes known when a run starts there), with its top-level run count.
+pub use cairn_store::observe::ProjectRow as KnownProject;
 
 /// One entry of a run tree's event log.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoggedEvent {
-    /// The run (root or child) the event belongs to.
-    pub run_id: String,
-    /// The run version the event produced.
-    pub seq: i64,
-    /// Epoch ms.
-    pub ts: i64,
-    /// The event type (`state`, …).
-    pub kind: String,
-    /// JSON text.
-    pub data: String,
-}
+pub use cairn_store::observe::EventRow as LoggedEvent;
 
 impl Runs {
     /// Every project runs were started in, most recently used first, with its top-level run count.
     pub async fn known_projects(&self) -> Result<Vec<KnownProject>, RunError> {
         let mut conn = self.store().read().await?;
-        Ok(observe::projects(&mut conn).await?.into_iter().map(KnownProject::from).collect())
+        Ok(observe::projects(&mut conn).await?)
     }
 
     /// The project `id`, if runs were started in it.
     pub async fn known_project(&self, id: &str) -> Result<Option<KnownProject>, RunError> {
         let mut conn = self.store().read().await?;
-        Ok(observe::project(&mut conn, id).await?.map(KnownProject::from))
+        Ok(observe::project(&mut conn, id).await?)
     }
 
     /// How many top-level runs were started in the global namespace.
@@ -74,18 +50,6 @@ impl Runs {
         // Subscribed before the first read, so no change after that read goes unheard.
         let changes = self.store().changes().subscribe();
         TreeWatcher { runs: self.clone(), run_id, root: None, count: since, seen: HashSet::new(), changes }
-    }
-}
-
-impl From<ProjectRow> for KnownProject {
-    fn from(row: ProjectRow) -> KnownProject {
-        KnownProject {
-            id: row.id,
-            root_path: row.root_path,
-            name: row.name,
-            last_seen_at: row.last_seen_at,
-            run_count: row.run_count,
-        }
     }
 }
 
@@ -141,17 +105,11 @@ impl TreeWatcher {
         let mut conn = self.runs.store().read().await?;
         let all = observe::tree_events(&mut conn, &self.run_id).await?;
         self.count = self.count.max(all.len() as i64);
-        Ok(all.into_iter().filter(|e| self.seen.insert((e.run_id.clone(), e.seq))).map(LoggedEvent::from).collect())
+        Ok(all.into_iter().filter(|e| self.seen.insert((e.run_id.clone(), e.seq))).collect())
     }
 
     /// The run being watched.
     pub fn run_id(&self) -> &str {
         &self.run_id
-    }
-}
-
-impl From<EventRow> for LoggedEvent {
-    fn from(row: EventRow) -> LoggedEvent {
-        LoggedEvent { run_id: row.run_id, seq: row.seq, ts: row.ts, kind: row.kind, data: row.data }
     }
 }
