@@ -88,14 +88,16 @@ fn each_tool_has_its_own_file() {
 }
 
 /// Which workspace crates each crate may depend on (docs/architecture.md): `cairn` → `cairn-web` → the surfaces →
-/// `cairn-mcp`, `cairn-store`, `cairn-yaml`. cairn-web goes through the surfaces' facades, never the store; surfaces
-/// never import each other; the bottom three import no workspace crate. Only cairn-store talks to the database.
+/// `cairn-mcp`, `cairn-store`, `cairn-docs` → `cairn-yaml`. cairn-web goes through the surfaces' facades, never the
+/// store; surfaces never import each other; the libraries below them import no surface, and cairn-mcp, cairn-store
+/// and cairn-yaml no workspace crate at all. Only cairn-store talks to the database.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("cairn", &["cairn-web", "cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-store", "cairn-yaml"]),
+    ("cairn", &["cairn-web", "cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
     ("cairn-web", &["cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-yaml"]),
-    ("cairn-deepwork", &["cairn-mcp", "cairn-store", "cairn-yaml"]),
-    ("cairn-roscoe", &["cairn-mcp", "cairn-store", "cairn-yaml"]),
-    ("cairn-work", &["cairn-mcp", "cairn-store", "cairn-yaml"]),
+    ("cairn-deepwork", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
+    ("cairn-roscoe", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
+    ("cairn-work", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
+    ("cairn-docs", &["cairn-yaml"]),
     ("cairn-mcp", &[]),
     ("cairn-store", &[]),
     ("cairn-yaml", &[]),
