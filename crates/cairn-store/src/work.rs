@@ -5,8 +5,8 @@
 //! Every function takes the executor first (the pool for reads, a [`Store::begin_write`](crate::Store::begin_write)
 //! transaction for changes) and returns plain rows; deciding what a change means is the work crate's job, not this
 //! module's. Updates that race are compare-and-swaps on a row's `version`: they report whether they won, and the caller
-//! retries from a fresh read; inserts that race meet a unique key ([`Error::is_unique_violation`]), and the loser rolls back
-//! and retries. Neither relies on SQLite's single write lock, so both hold on Postgres at READ COMMITTED, where the
+//! retries from a fresh read; inserts that race meet a unique key ([`Error::is_unique_violation`]), and the loser rolls
+//! back and retries. Neither relies on SQLite's single write lock, so both hold on Postgres at READ COMMITTED, where the
 //! losing `UPDATE … WHERE version = $n` waits for the winner's commit and then matches no row.
 
 pub mod accounts;
