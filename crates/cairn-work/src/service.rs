@@ -60,11 +60,6 @@ impl Service {
             .await
     }
 
-    /// The store.
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
     /// Answers when the database does (for health checks).
     pub async fn ping(&self) -> Result<(), Error> {
         Ok(self.store.ping().await?)
