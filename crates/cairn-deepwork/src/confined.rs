@@ -17,11 +17,13 @@
 //!   makes sure it (or, while it does not exist, its nearest existing parent) resolves inside the project: a
 //!   repository shipping `.deepwork/tmp/review_instructions` as a link to a directory of the user's must not get cairn
 //!   to write there, or to delete the stale-looking `.md` files it finds there.
+//!
+//! [`normalize`] resolves `.` and `..` lexically, as every path a project names is judged before it is read.
 
 use std::fmt;
 use std::fs::File;
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The most bytes a `job.yml`, `.deepreview`, DeepSchema manifest or instructions file may have (1 MiB).
 pub(crate) const MAX_DEFINITION_BYTES: u64 = 1024 * 1024;
@@ -90,7 +92,7 @@ impl From<std::io::Error> for Refused {
 /// The directory a file found at `path` must resolve inside: `root` when `path` lies (as written, `..` resolved)
 /// inside the project, `None` (anywhere) for cairn's own and user-configured folders outside it.
 pub(crate) fn boundary_for<'a>(path: &Path, root: &'a Path) -> Option<&'a Path> {
-    crate::project_files::normalize(path).starts_with(root).then_some(root)
+    normalize(path).starts_with(root).then_some(root)
 }
 
 /// The real path of `path` (every symbolic link followed), refused when `boundary` is given and it lies outside it.
@@ -171,9 +173,31 @@ pub(crate) fn read_prefix(path: &Path, boundary: Option<&Path>, max: u64) -> Res
     Ok((bytes, len))
 }
 
+/// `path` with `.` and `..` components resolved lexically (symlinks are not consulted).
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn normalizes_dots() {
+        assert_eq!(normalize(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
+    }
 
     #[test]
     fn reads_inside_and_refuses_what_leads_outside() {

@@ -23,7 +23,8 @@ use serde_json::Value;
 
 use crate::confined::{self, MAX_DEFINITION_BYTES, Refused};
 use crate::job::AdditionalContext;
-use crate::project_files::{Seen, TreeScan, normalize};
+use crate::confined::normalize;
+use crate::project_files::{Seen, TreeScan};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
 use cairn_yaml as yaml;
 

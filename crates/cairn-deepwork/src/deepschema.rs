@@ -34,7 +34,8 @@ use serde_json::Value;
 
 use crate::deepreview::validation_error;
 use crate::confined::{self, MAX_DEFINITION_BYTES, boundary_for};
-use crate::project_files::{Seen, TreeScan, normalize};
+use crate::confined::normalize;
+use crate::project_files::{Seen, TreeScan};
 use crate::review_rule::{ReferenceFile, ReviewRule, Strategy};
 use cairn_yaml as yaml;
 

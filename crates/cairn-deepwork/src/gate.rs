@@ -7,6 +7,8 @@
 //! contents are skipped; the rest are written to instruction files and listed in the feedback. The gate returns the
 //! feedback to send back with `needs_work`, or `None` when the step may advance.
 
+pub(crate) mod step_reviews;
+
 use std::path::Path;
 
 use indexmap::IndexMap;
@@ -17,8 +19,9 @@ use crate::confined;
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
 use crate::review::{build_tasks, format_tasks, root_relative, rule_matches_any, write_instruction_files};
 use crate::review_rule::ReviewRule;
-use crate::step_reviews::step_reviews;
 use cairn_yaml as yaml;
+
+use step_reviews::step_reviews;
 
 /// What the gate looks at.
 #[derive(Debug)]

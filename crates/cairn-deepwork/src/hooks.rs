@@ -37,7 +37,7 @@ use crate::deepschema::{DeepSchema, ResolvedPath, schema_folders};
 use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::glob::Glob;
-use crate::project_files::normalize;
+use crate::confined::normalize;
 use crate::review::{build_tasks, instructions_dir, review_id};
 use crate::service::Deepwork;
 use cairn_yaml as yaml;

@@ -7,7 +7,7 @@
 //! ([`step_info`]), runs the quality gate ([`gate`]) and keeps status files for other tools ([`status`]).
 //!
 //! The review pipeline: rules come from `.deepreview` files ([`deepreview`]), DeepSchemas ([`deepschema`]) and job
-//! steps' review blocks (`step_reviews`), all as [`review_rule::ReviewRule`]s with DeepWork's glob semantics
+//! steps' review blocks (`gate/step_reviews.rs`), all as [`review_rule::ReviewRule`]s with DeepWork's glob semantics
 //! ([`glob`]); [`changed_files`] asks git what changed; [`review`] turns rules and files into tasks, review ids and
 //! instruction files; [`reviews`] holds the facade's review operations.
 
@@ -33,7 +33,6 @@ pub mod session_store;
 pub mod standard_jobs;
 pub mod status;
 pub mod step_info;
-mod step_reviews;
 pub mod tools;
 
 pub use service::{Config, Deepwork, Error};

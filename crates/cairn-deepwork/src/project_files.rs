@@ -23,14 +23,14 @@
 //! within the same clock tick would otherwise go unnoticed.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
-use crate::confined::{self, MAX_DEFINITION_BYTES};
+use crate::confined::{self, MAX_DEFINITION_BYTES, normalize};
 
 /// Directory names never searched (virtual environments, caches, version control).
 pub(crate) const SKIPPED_DIRS: [&str; 10] = [
@@ -100,23 +100,6 @@ impl Seen {
 fn racy_window(modified: SystemTime) -> Duration {
     let whole_second = modified.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.subsec_nanos() == 0).unwrap_or(true);
     if whole_second { Duration::from_secs(2) } else { Duration::from_millis(100) }
-}
-
-/// `path` with `.` and `..` components resolved lexically (symlinks are not consulted).
-pub(crate) fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// One directory as last read.
@@ -446,11 +429,6 @@ pub(crate) mod tests {
         assert!(!old.unchanged(&Seen::of(&file)));
         let missing = Seen::of(&dir.path().join("nope"));
         assert!(!missing.exists() && missing.unchanged(&Seen::of(&dir.path().join("nope"))));
-    }
-
-    #[test]
-    fn normalizes_dots() {
-        assert_eq!(normalize(Path::new("/a/b/../c/./d")), PathBuf::from("/a/c/d"));
     }
 
     #[test]

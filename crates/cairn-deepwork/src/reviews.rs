@@ -22,7 +22,7 @@ use crate::review::{
 use crate::review_rule::{ReviewRule, ReviewTask};
 use crate::service::{Deepwork, Error, Result};
 use crate::session_store::SessionStore;
-use crate::step_reviews::{output_review_name, process_review_name};
+use crate::gate::step_reviews::{output_review_name, process_review_name};
 
 /// A configured rule as `get_configured_reviews` lists it.
 #[derive(Debug, Serialize)]

@@ -50,7 +50,7 @@ impl InFlight {
     /// carry no answer end), waits until no call is in flight (for up to [`DRAIN_LIMIT`]) and cancels `closing` (the
     /// MCP streams end).
     pub async fn drain_on_signal(self, stopping: CancellationToken, closing: CancellationToken) {
-        crate::shutdown_signal().await;
+        shutdown_signal().await;
         tracing::info!("stopping: no new connections; finishing the calls in flight");
         stopping.cancel();
         if tokio::time::timeout(DRAIN_LIMIT, self.idle()).await.is_err() {
@@ -97,6 +97,24 @@ async fn track(State(in_flight): State<InFlight>, request: Request, next: Next) 
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing a SIGTERM handler succeeds in a tokio runtime");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Serving a surface over Streamable HTTP (rmcp's tower service mounted in axum).
 //!
 //! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
-//! such as `roots/list`); newer clients are served statelessly. Given [`DatabaseSessions`], a session survives its
-//! node: any server sharing the database continues it. The `Host` header must name a loopback address unless more
+//! such as `roots/list`); newer clients are served statelessly. Given [`SharedSessions`], a session survives its
+//! node: any server sharing their rows continues it. The `Host` header must name a loopback address unless more
 //! hosts are allowed; [`serve_http`] also refuses browser origins of other hosts ([`AllowedHosts`]).
 
 use std::net::SocketAddr;
@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::drain::InFlight;
 use crate::host_guard::AllowedHosts;
-use crate::sessions::DatabaseSessions;
+use crate::sessions::SharedSessions;
 
 /// Where and how to serve.
 #[derive(Debug, Clone)]
@@ -33,12 +33,12 @@ pub struct HttpOptions {
 /// The Streamable HTTP endpoint for handlers made by `factory`, as a tower service to mount in an axum router.
 ///
 /// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
-/// live in this process only, unless `sessions` keeps them in the database.
+/// live in this process only, unless `sessions` keeps them where other nodes see them.
 pub fn http_service<H, F>(
     factory: F,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
-    sessions: Option<DatabaseSessions>,
+    sessions: Option<SharedSessions>,
 ) -> StreamableHttpService<H, LocalSessionManager>
 where
     H: ServerHandler + Send + 'static,
@@ -74,22 +74,4 @@ where
     let result = crate::serve_router(listener, router, stopping.cancelled_owned()).await;
     drain.abort();
     result
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    #[cfg(unix)]
-    {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing a SIGTERM handler succeeds in a tokio runtime");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = ctrl_c.await;
-    }
 }

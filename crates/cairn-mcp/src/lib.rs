@@ -3,9 +3,9 @@
 //! A surface (deepwork, roscoe, work) implements [`rmcp::ServerHandler`] in its own `tools` module and hands it to one
 //! of the transports here: [`serve_stdio`] (which answers malformed JSON-RPC lines itself before rmcp sees them),
 //! [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old HTTP+SSE protocol DeepWork's `--transport sse`
-//! speaks); [`DatabaseSessions`] lets any node sharing a database continue an HTTP session another node started, and
-//! [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve` included, runs
-//! [`serve_router`], the serving loop with time limits for slow clients. The helpers in [`envelope`] build the result
+//! speaks); [`SharedSessions`] lets any node sharing its [`SessionRows`] continue an HTTP session another node
+//! started, and [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve`
+//! included, runs [`serve_router`], the serving loop with time limits for slow clients. The helpers in [`envelope`] build the result
 //! shapes the specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on,
 //! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
 //! Each surface lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
@@ -30,9 +30,9 @@ mod sse;
 mod stdio;
 mod verdict;
 
-pub use drain::{DRAIN_LIMIT, InFlight};
-pub use http::{HttpOptions, http_service, serve_http, shutdown_signal};
+pub use drain::{DRAIN_LIMIT, InFlight, shutdown_signal};
+pub use http::{HttpOptions, http_service, serve_http};
 pub use serving::{BODY_IDLE_TIMEOUT, HEADER_READ_TIMEOUT, serve_router};
-pub use sessions::DatabaseSessions;
+pub use sessions::{SessionRows, SessionRowsError, SharedSessions};
 pub use sse::serve_legacy_sse;
 pub use stdio::{MAX_LINE_BYTES, serve_stdio};

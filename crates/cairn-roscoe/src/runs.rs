@@ -16,6 +16,7 @@
 
 mod context_file;
 mod convert;
+pub mod observe;
 mod script_runner;
 #[cfg(target_os = "linux")]
 mod supervisor;

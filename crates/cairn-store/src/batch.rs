@@ -20,6 +20,7 @@ use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor};
 
 use crate::Backend;
 use crate::changes::{self, Change};
+use crate::Error;
 
 /// A value bound to a placeholder.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,9 +128,9 @@ impl Batch {
     /// Runs the statements in order on `conn`, inside the caller's write transaction, and returns how many rows each
     /// one changed (0 for a guarded statement that did not run). The first statement that fails stops the batch:
     /// roll the transaction back then.
-    pub async fn run(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, sqlx::Error> {
+    pub async fn run(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, Error> {
         match Backend::of(conn) {
-            Backend::Sqlite => run_sqlite(conn, &self.sqlite_sql("", ""), self.values()).await,
+            Backend::Sqlite => Ok(run_sqlite(conn, &self.sqlite_sql("", ""), self.values()).await?),
             Backend::Postgres => {
                 let mut changed: Vec<u64> = Vec::with_capacity(self.statements.len());
                 for statement in &self.statements {

@@ -81,6 +81,17 @@ pub enum Error {
     Unsupported(String),
 }
 
+impl Error {
+    /// Whether a query broke a unique constraint: two writers raced to insert the same key, and this one lost (it
+    /// rolls back and retries from a fresh read).
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            Error::Query(sqlx::Error::Database(db)) => db.is_unique_violation(),
+            _ => false,
+        }
+    }
+}
+
 /// A migration [`Store::migrate`] applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppliedMigration {
@@ -173,9 +184,9 @@ impl Store {
     /// up to the busy timeout) on this process's one writer connection, held until the transaction ends (see
     /// [`WriteTx`]); a plain `BEGIN` on a pooled Postgres connection, where reads that decide a write lock their rows
     /// ([`Backend::lock_rows`]) and conditional updates do the rest.
-    pub async fn begin_write(&self) -> Result<WriteTx, sqlx::Error> {
+    pub async fn begin_write(&self) -> Result<WriteTx, Error> {
         match &self.writer {
-            Some(writer) => writer.begin().await,
+            Some(writer) => Ok(writer.begin().await?),
             None => Ok(WriteTx::pooled(self.pool.begin().await?)),
         }
     }
@@ -183,9 +194,9 @@ impl Store {
     /// Runs `batch` as a write transaction of its own and returns how many rows each statement changed. On SQLite
     /// the batch joins the writer's queue and commits with whatever other batches are waiting, in one query
     /// ([`writer`]): the write lock is held for one hand-off to the connection's thread instead of one per statement.
-    pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, sqlx::Error> {
+    pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, Error> {
         match &self.writer {
-            Some(writer) => writer.write(batch).await,
+            Some(writer) => Ok(writer.write(batch).await?),
             None => {
                 let mut tx = self.begin_write().await?;
                 let changed = batch.run(&mut tx).await?;

@@ -1,8 +1,8 @@
 //! `mcp_sessions`: the `initialize` parameters of MCP clients that keep a session (`Mcp-Session-Id`), so a session
 //! started on one `cairn serve` node can be continued on another that shares the database.
 //!
-//! The state is opaque JSON text here; what it means is rmcp's business (cairn-mcp stores it). Sessions unused for
-//! [`KEEP_MS`] are forgotten.
+//! The state is opaque JSON text here; what it means is rmcp's business (`cairn_mcp::SharedSessions` turns it to and
+//! from text). Sessions unused for [`KEEP_MS`] are forgotten.
 
 use sqlx::Row;
 

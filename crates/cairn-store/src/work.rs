@@ -5,8 +5,8 @@
 //! Every function takes the executor first (the pool for reads, a [`Store::begin_write`](crate::Store::begin_write)
 //! transaction for changes) and returns plain rows; deciding what a change means is the work crate's job, not this
 //! module's. Updates that race are compare-and-swaps on a row's `version`: they report whether they won, and the caller
-//! retries from a fresh read; inserts that race meet a unique key ([`is_unique_violation`]), and the loser rolls back
-//! and retries. Neither relies on SQLite's single write lock, so both hold on Postgres at READ COMMITTED, where the
+//! retries from a fresh read; inserts that race meet a unique key ([`Error::is_unique_violation`]), and the loser rolls
+//! back and retries. Neither relies on SQLite's single write lock, so both hold on Postgres at READ COMMITTED, where the
 //! losing `UPDATE … WHERE version = $n` waits for the winner's commit and then matches no row.
 
 pub mod accounts;
@@ -18,16 +18,10 @@ pub mod signins;
 use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
-/// Whether `error` is a unique-constraint violation (two writers raced to insert the same key).
-pub fn is_unique_violation(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::Database(db) => db.is_unique_violation(),
-        _ => false,
-    }
-}
+use crate::Error;
 
 /// Reads setting `name`, first storing `value` if it has none (the first process to ask decides).
-pub async fn setting_or_init<'e, E>(db: E, name: &str, value: &str) -> Result<String, sqlx::Error>
+pub async fn setting_or_init<'e, E>(db: E, name: &str, value: &str) -> Result<String, Error>
 where
     E: Executor<'e, Database = Any> + Copy,
 {
@@ -37,10 +31,10 @@ where
         .execute(db)
         .await?;
     let row = sqlx::query("SELECT value FROM work_settings WHERE name = $1").bind(name).fetch_one(db).await?;
-    row.try_get("value")
+    Ok(row.try_get("value")?)
 }
 
 /// An optional BIGINT column.
-fn opt_i64(row: &AnyRow, column: &str) -> Result<Option<i64>, sqlx::Error> {
-    row.try_get::<Option<i64>, _>(column)
+fn opt_i64(row: &AnyRow, column: &str) -> Result<Option<i64>, Error> {
+    Ok(row.try_get::<Option<i64>, _>(column)?)
 }

@@ -8,6 +8,8 @@ use sqlx::{Any, AnyConnection, Transaction};
 use sqlx_core::transaction::TransactionManager;
 use tokio::sync::OwnedMappedMutexGuard;
 
+use crate::Error;
+
 /// An open write transaction: use `&mut *tx` as the connection for queries, then [`WriteTx::commit`]. Dropped
 /// without a commit, it rolls back (queued on its connection, ahead of whatever the connection does next).
 #[derive(Debug)]
@@ -47,19 +49,21 @@ impl WriteTx {
     }
 
     /// Commits the transaction.
-    pub async fn commit(self) -> Result<(), sqlx::Error> {
+    pub async fn commit(self) -> Result<(), Error> {
         match self.0 {
-            Inner::Pooled(tx) => tx.commit().await,
-            Inner::Writer(mut tx) => AnyTransactionManager::commit(&mut tx.connection).await,
+            Inner::Pooled(tx) => tx.commit().await?,
+            Inner::Writer(mut tx) => AnyTransactionManager::commit(&mut tx.connection).await?,
         }
+        Ok(())
     }
 
     /// Rolls the transaction back.
-    pub async fn rollback(self) -> Result<(), sqlx::Error> {
+    pub async fn rollback(self) -> Result<(), Error> {
         match self.0 {
-            Inner::Pooled(tx) => tx.rollback().await,
-            Inner::Writer(mut tx) => AnyTransactionManager::rollback(&mut tx.connection).await,
+            Inner::Pooled(tx) => tx.rollback().await?,
+            Inner::Writer(mut tx) => AnyTransactionManager::rollback(&mut tx.connection).await?,
         }
+        Ok(())
     }
 }
 

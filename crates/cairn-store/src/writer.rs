@@ -231,6 +231,6 @@ mod tests {
         let mut batch = Batch::new();
         batch.push("CREATE TABLE writer_closed (n BIGINT)", Vec::new());
         let refused = test.store.write(batch).await;
-        assert!(matches!(refused, Err(sqlx::Error::PoolClosed)), "{refused:?}");
+        assert!(matches!(refused, Err(crate::Error::Query(sqlx::Error::PoolClosed))), "{refused:?}");
     }
 }

@@ -348,7 +348,7 @@ fn unauthenticated(family: Family, path: &str, target: Option<&str>, headers: &H
             }
             // The browser's sign-in ended (its token was revoked or expired): forget it and say so.
             let mut response = Redirect::to(&format!("/signin?ended=1&next={next}")).into_response();
-            let cleared = format!("{SIGN_IN_COOKIE}=; {}", crate::pages::cookie_attributes(headers, 0));
+            let cleared = format!("{SIGN_IN_COOKIE}=; {}", cookie_attributes(headers, 0));
             if let Ok(value) = HeaderValue::from_str(&cleared) {
                 response.headers_mut().insert(header::SET_COOKIE, value);
             }
@@ -382,7 +382,7 @@ fn insufficient(family: Family, denied: &Denied) -> Response {
             "details": {"missing": missing}}}),
         Family::Page => {
             let message = format!("{denied}; sign in at /signin with a token that has them");
-            return crate::pages::refusal_page(StatusCode::FORBIDDEN, "insufficient_scope", &message);
+            return crate::page_error::refusal_page(StatusCode::FORBIDDEN, "insufficient_scope", &message);
         }
     };
     let mut response = (StatusCode::FORBIDDEN, Json(body)).into_response();
@@ -436,6 +436,16 @@ fn metadata(headers: &HeaderMap, resource: &str, name: &str, scopes: &[&str]) ->
         "bearer_methods_supported": ["header"],
         "resource_name": name,
     }))
+}
+
+/// The attributes of a cookie that lives `max_age` seconds: HttpOnly, SameSite=Strict, and `Secure` when the
+/// request reached the server over HTTPS (a TLS-terminating proxy says so with `X-Forwarded-Proto: https`, or
+/// `ROSCOE_PUBLIC_URL` names an `https://` address).
+pub(crate) fn cookie_attributes(headers: &HeaderMap, max_age: i64) -> String {
+    let forwarded = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) == Some("https");
+    let public = std::env::var("ROSCOE_PUBLIC_URL").is_ok_and(|u| u.starts_with("https://"));
+    let secure = if forwarded || public { "; Secure" } else { "" };
+    format!("Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
 }
 
 #[cfg(test)]

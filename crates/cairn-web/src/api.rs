@@ -1,6 +1,7 @@
 //! The REST API under `/api` (JSON; spec roscoe §17 plus the work surface), registered here one route per line and
 //! described by the OpenAPI document at `/api/openapi.json`, which utoipa generates from the handlers' types and
-//! annotations. Handlers are thin: parse, resolve `?project=`, make one facade call, answer.
+//! annotations. Handlers are thin: parse, resolve `?project=`, make one facade call, answer. The query types every
+//! area shares (`ProjectQuery`, `SourceArg`) are here.
 
 mod docs;
 mod runs;
@@ -13,13 +14,42 @@ use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::openapi::OpenApi as Document;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use cairn_roscoe::Source;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::state::Web;
 
 pub(crate) use runs::ListQuery as RunListQuery;
+
+/// `?project=`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ProjectQuery {
+    /// `global` or a project id; default: the server's `--project`, else global.
+    pub(crate) project: Option<String>,
+}
+
+/// A workflow source.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum SourceArg {
+    /// `<project>/.roscoe/workflows/`.
+    Repo,
+    /// `$CAIRN_HOME/workflows/`.
+    Global,
+}
+
+impl From<SourceArg> for Source {
+    fn from(s: SourceArg) -> Source {
+        match s {
+            SourceArg::Repo => Source::Repo,
+            SourceArg::Global => Source::Global,
+        }
+    }
+}
 
 #[derive(OpenApi)]
 #[openapi(

@@ -1,40 +1,36 @@
 //! The application: which services `cairn serve` has, the router that mounts them, and the serving loop.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware;
-use cairn_mcp::{DatabaseSessions, InFlight};
-use cairn_deepwork::{Deepwork, DeepworkServer, RootSource};
+use cairn_mcp::{InFlight, SessionRows, SharedSessions};
+use cairn_deepwork::{DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
-use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::host_check::{self, AllowedHosts};
 use crate::rate_limit::RateLimit;
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
-use crate::state::Web;
+use crate::state::{DeepworkProject, Web};
 use crate::access::{self, Gate};
 use crate::{api, body_limit, early_close, health, pages, rate_limit, security_headers, work_mcp};
 
-/// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
-#[derive(Debug, Clone)]
-pub struct DeepworkProject {
-    /// The DeepWork service (jobs, sessions, reviews).
-    pub service: Deepwork,
-    /// The project root, canonical.
-    pub root: PathBuf,
-}
-
-/// Everything `cairn serve` serves.
+/// Everything `cairn serve` serves: the surfaces' facades (the binary opens the database they share) and how to
+/// serve them.
 #[derive(Debug, Clone)]
 pub struct App {
-    /// The database (runs, work items, documents).
-    pub store: Store,
     /// The roscoe authoring service (its home holds the global workflows and `roscoe.yaml`).
     pub roscoe: cairn_roscoe::Service,
+    /// The roscoe run facade (runs in the database, workflows from `roscoe`'s sources).
+    pub runs: cairn_roscoe::Runs,
+    /// The work facade: work items, spaces, documents, and the accounts, tokens and sign-ins the access gate checks.
+    pub work: cairn_work::Service,
+    /// Where the MCP endpoints keep the sessions of clients older than protocol 2026-07-28, so any node sharing them
+    /// continues a session another node started.
+    pub sessions: Arc<dyn SessionRows>,
     /// The DeepWork project, when one was given.
     pub deepwork: Option<DeepworkProject>,
     /// `Host` names accepted besides loopback (for a server bound to another interface).
@@ -51,13 +47,13 @@ impl App {
     /// being sent included) when `closing` is.
     pub fn router(&self, stopping: &CancellationToken, closing: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
-        let runs = cairn_roscoe::Runs::new(self.store.clone(), self.roscoe.clone());
+        let runs = self.runs.clone();
+        let sessions = |endpoint| Some(SharedSessions::new(self.sessions.clone(), endpoint));
         let required = self.require_auth || !self.extra_allowed_hosts.is_empty();
         let web = Web {
-            store: self.store.clone(),
             roscoe: self.roscoe.clone(),
             runs: runs.clone(),
-            work: cairn_work::Service::new(self.store.clone()),
+            work: self.work.clone(),
             deepwork: self.deepwork.clone(),
             csrf: Csrf::new(),
             require_auth: required,
@@ -72,12 +68,12 @@ impl App {
                     move || RoscoeServer::new(roscoe.clone(), runs.clone()),
                     &self.extra_allowed_hosts,
                     closing,
-                    Some(DatabaseSessions::new(self.store.clone(), "/roscoe/mcp")),
+                    sessions("/roscoe/mcp"),
                 ),
             )
-            .merge(health::routes(self.store.clone()))
+            .merge(health::routes(self.work.clone()))
             .merge(access::metadata_routes())
-            .merge(work_mcp::routes(self.store.clone(), &self.extra_allowed_hosts, closing));
+            .merge(work_mcp::routes(self.work.clone(), sessions("/mcp"), &self.extra_allowed_hosts, closing));
         if let Some(project) = &self.deepwork {
             let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
             router = router.nest_service(
@@ -86,11 +82,11 @@ impl App {
                     move || server.clone(),
                     &self.extra_allowed_hosts,
                     closing,
-                    Some(DatabaseSessions::new(self.store.clone(), "/deepwork/mcp")),
+                    sessions("/deepwork/mcp"),
                 ),
             );
         }
-        let gate = Gate { work: cairn_work::Service::new(self.store.clone()), required };
+        let gate = Gate { work: self.work.clone(), required };
         let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
         let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);
         let guarded = host_check::layer(limited, AllowedHosts::new(&self.extra_allowed_hosts));
@@ -98,8 +94,8 @@ impl App {
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
-    /// lets every call in flight finish (for up to [`cairn_mcp::DRAIN_LIMIT`]), ends the MCP streams and closes the
-    /// database.
+    /// lets every call in flight finish (for up to [`cairn_mcp::DRAIN_LIMIT`]) and ends the MCP streams; the caller
+    /// closes the database.
     ///
     /// A server listening beyond loopback requires credentials whatever `require_auth` says.
     pub async fn serve(mut self, addr: SocketAddr) -> std::io::Result<()> {
@@ -127,7 +123,6 @@ impl App {
         let result = cairn_mcp::serve_router(listener, router, stopping.cancelled_owned()).await;
         drain.abort();
         server_file.remove();
-        self.store.close().await;
         result
     }
 }

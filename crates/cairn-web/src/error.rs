@@ -1,7 +1,7 @@
 //! How domain errors become HTTP responses: [`ApiError`] (JSON, for `/api`) keeps each surface's error body — the
 //! roscoe tools' `{ error, code, … }`, the work tools' `{ error: { code, message, details } }` — and picks the status
 //! from the code: 400 for bad input, 401/403 for tokens and scopes, 404 not found, 409 conflicts and state clashes,
-//! 500 for server failures. The web pages show the same message and code as HTML (`pages::PageError`).
+//! 500 for server failures. The web pages show the same message and code as HTML (`page_error.rs`).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -87,12 +87,6 @@ impl From<cairn_work::Error> for ApiError {
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };
         ApiError { status, body: error.body() }
-    }
-}
-
-impl From<cairn_store::Error> for ApiError {
-    fn from(error: cairn_store::Error) -> ApiError {
-        ApiError::roscoe(StatusCode::INTERNAL_SERVER_ERROR, "internal", error.to_string())
     }
 }
 

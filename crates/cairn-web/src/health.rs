@@ -4,16 +4,16 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use cairn_store::Store;
+use cairn_work::Service;
 use serde_json::{Value, json};
 
-/// The health route over `store`.
-pub(crate) fn routes(store: Store) -> Router {
-    Router::new().route("/healthz", get(healthz)).with_state(store)
+/// The health route, asking the database through the work facade.
+pub(crate) fn routes(work: Service) -> Router {
+    Router::new().route("/healthz", get(healthz)).with_state(work)
 }
 
-async fn healthz(State(store): State<Store>) -> (StatusCode, Json<Value>) {
-    match store.ping().await {
+async fn healthz(State(work): State<Service>) -> (StatusCode, Json<Value>) {
+    match work.ping().await {
         Ok(_) => (StatusCode::OK, Json(json!({ "status": "ok" }))),
         Err(err) => (
             StatusCode::SERVICE_UNAVAILABLE,

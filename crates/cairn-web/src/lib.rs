@@ -1,6 +1,7 @@
 //! `cairn serve`: one HTTP server for everything a person or an agent reaches over the network.
 //!
-//! [`App`] holds the domain services (the roscoe authoring service, an optional DeepWork project, the database) and
+//! [`App`] holds the domain services the binary built on the database (roscoe's authoring and run facades, the work
+//! facade, an optional DeepWork project; never the store itself) and
 //! [`App::router`] mounts them: `/roscoe/mcp` (roscoe tools), `/deepwork/mcp` (DeepWork tools for the one project
 //! given with `--project`), `/mcp` (work and decisions tools behind bearer tokens, `work_mcp.rs`), and `GET /healthz`.
 //! Every route sits behind the [`host_check`] (loopback `Host` and
@@ -25,6 +26,7 @@ mod error;
 mod health;
 mod host_check;
 mod live;
+mod page_error;
 mod pages;
 mod rate_limit;
 mod security_headers;
@@ -33,5 +35,6 @@ mod state;
 mod work_mcp;
 mod workspace;
 
-pub use app::{App, DeepworkProject};
+pub use app::App;
+pub use state::DeepworkProject;
 pub use rate_limit::RateLimit;

@@ -10,8 +10,6 @@ mod docs;
 mod runs;
 mod sessions;
 mod signin;
-
-pub(crate) use signin::cookie_attributes;
 mod work;
 mod workflows;
 
@@ -29,6 +27,7 @@ use axum::http::request::Parts;
 use crate::access::Principal;
 use crate::csrf::Browser;
 use crate::error::ApiError;
+pub(crate) use crate::page_error::PageError;
 use crate::state::Web;
 use crate::workspace::{self, Project, Workspace};
 
@@ -131,11 +130,6 @@ impl Visit {
     }
 }
 
-/// An HTML error page with `status`, `code` and `message` (for refusals made before a handler runs).
-pub(crate) fn refusal_page(status: StatusCode, code: &str, message: &str) -> Response {
-    PageError(ApiError::roscoe(status, code, message)).into_response()
-}
-
 /// Renders `page` as the HTML response, setting the CSRF cookie when it is new.
 pub(crate) fn render<T: Template>(layout: &Layout, page: &T) -> Response {
     let mut response = html(page);
@@ -155,43 +149,6 @@ pub(crate) fn html<T: Template>(page: &T) -> Response {
             format!("the page cannot be rendered: {error}"),
         ))
         .into_response(),
-    }
-}
-
-/// An error shown as an HTML page, with the same status, message and code as the REST API.
-#[derive(Debug)]
-pub(crate) struct PageError(pub(crate) ApiError);
-
-impl From<ApiError> for PageError {
-    fn from(error: ApiError) -> PageError {
-        PageError(error)
-    }
-}
-
-macro_rules! page_error_from {
-    ($($t:ty),*) => {$(
-        impl From<$t> for PageError {
-            fn from(error: $t) -> PageError {
-                PageError(error.into())
-            }
-        }
-    )*};
-}
-page_error_from!(cairn_roscoe::Error, cairn_roscoe::runs::RunError, cairn_roscoe::docs::DocsError, cairn_work::Error, cairn_store::Error);
-
-#[derive(Template)]
-#[template(path = "error.html")]
-struct ErrorPage<'a> {
-    status: StatusCode,
-    message: &'a str,
-    code: &'a str,
-}
-
-impl IntoResponse for PageError {
-    fn into_response(self) -> Response {
-        let page = ErrorPage { status: self.0.status, message: self.0.message(), code: self.0.code() };
-        let body = page.render().unwrap_or_else(|_| self.0.message().to_owned());
-        (self.0.status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
     }
 }
 

@@ -1,18 +1,26 @@
 //! The state every REST endpoint and page handler shares: the domain services (the same ones the MCP tools call),
 //! the optional DeepWork project, the CSRF key and what `?project=` means when it is absent.
 
+use std::path::PathBuf;
+
+use cairn_deepwork::Deepwork;
 use cairn_roscoe::Runs;
-use cairn_store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::app::DeepworkProject;
 use crate::csrf::Csrf;
+
+/// The DeepWork project `cairn serve --project DIR` serves at `/deepwork/mcp`.
+#[derive(Debug, Clone)]
+pub struct DeepworkProject {
+    /// The DeepWork service (jobs, sessions, reviews).
+    pub service: Deepwork,
+    /// The project root, canonical.
+    pub root: PathBuf,
+}
 
 /// Shared by every handler; cheap to clone.
 #[derive(Debug, Clone)]
 pub(crate) struct Web {
-    /// The database (only the read-only `observe` queries are used here directly).
-    pub(crate) store: Store,
     /// Roscoe authoring and docs.
     pub(crate) roscoe: cairn_roscoe::Service,
     /// Roscoe runs.

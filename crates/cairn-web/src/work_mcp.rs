@@ -9,17 +9,20 @@ use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use cairn_store::Store;
+use cairn_mcp::SharedSessions;
 use cairn_work::{Service, WorkServer};
 use tokio_util::sync::CancellationToken;
 
 /// The largest request body `/mcp` accepts (documents are at most 512 KiB).
 const MAX_BODY_BYTES: usize = 1024 * 1024;
 
-/// `/mcp`, over the database in `store`.
-pub(crate) fn routes(store: Store, extra_allowed_hosts: &[String], shutdown: &CancellationToken) -> Router {
-    let sessions = Some(cairn_mcp::DatabaseSessions::new(store.clone(), "/mcp"));
-    let service = Service::new(store);
+/// `/mcp`, over the work facade `service`, with its older clients' sessions kept in `sessions`.
+pub(crate) fn routes(
+    service: Service,
+    sessions: Option<SharedSessions>,
+    extra_allowed_hosts: &[String],
+    shutdown: &CancellationToken,
+) -> Router {
     let mut mcp =
         cairn_mcp::http_service(move || WorkServer::http(service.clone()), extra_allowed_hosts, shutdown, sessions);
     mcp.config.max_request_body_bytes = MAX_BODY_BYTES;

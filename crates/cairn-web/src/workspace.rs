@@ -1,10 +1,9 @@
 //! `?project=`: which workspace a request is about — `global`, or a project id (16 hex chars, as run URLs carry
-//! it) looked up in the database's projects table (a project becomes known when a run starts there). Without the
+//! it) looked up among the projects runs were started in (the run facade's `known_projects`). Without the
 //! parameter it is the `--project` of `cairn serve` when one was given, else Global.
 
 use axum::http::StatusCode;
 use cairn_roscoe::Scope;
-use cairn_store::observe;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -59,8 +58,7 @@ impl Workspace {
                 {
                     return from_root(&dw.root.to_string_lossy()).await;
                 }
-                let mut conn = web.store.read().await?;
-                match observe::project(&mut conn, id).await? {
+                match web.runs.known_project(id).await? {
                     Some(row) => from_root(&row.root_path).await,
                     None => Err(ApiError::roscoe(
                         StatusCode::NOT_FOUND,
@@ -93,15 +91,14 @@ async fn from_root(root: &str) -> Result<Workspace, ApiError> {
 
 /// Every workspace: Global first, then the known projects (and the `--project` one), most recent first.
 pub(crate) async fn projects(web: &Web) -> Result<Vec<Project>, ApiError> {
-    let mut conn = web.store.read().await?;
     let mut found = vec![Project {
         id: "global".into(),
         name: "Global".into(),
         root_path: None,
         last_seen_at: None,
-        run_count: observe::global_run_count(&mut conn).await?,
+        run_count: web.runs.global_run_count().await?,
     }];
-    for row in observe::projects(&mut conn).await? {
+    for row in web.runs.known_projects().await? {
         found.push(Project {
             id: row.id,
             name: row.name,

@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::auth::Scope;
+use cairn_mcp::access::Scope;
 
 /// Why a work or decisions operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -86,15 +86,9 @@ impl Error {
     }
 }
 
-impl From<sqlx::Error> for Error {
-    fn from(error: sqlx::Error) -> Error {
-        tracing::error!("database error: {error}");
-        Error::Internal(error.to_string())
-    }
-}
-
 impl From<cairn_store::Error> for Error {
     fn from(error: cairn_store::Error) -> Error {
+        tracing::error!("{error}");
         Error::Internal(error.to_string())
     }
 }

@@ -60,9 +60,9 @@ impl Service {
             .await
     }
 
-    /// The store.
-    pub fn store(&self) -> &Store {
-        &self.store
+    /// Answers when the database does (for health checks).
+    pub async fn ping(&self) -> Result<(), Error> {
+        Ok(self.store.ping().await?)
     }
 
     /// The account an `account_id` argument names ("" = the caller's own), if the caller may use it — for changes

@@ -7,6 +7,7 @@
 pub mod db_cli;
 pub mod deepwork_cli;
 pub mod home;
+mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
 pub mod work_cli;

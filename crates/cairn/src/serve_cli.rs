@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use anyhow::Context;
 use cairn_store::Store;
@@ -10,6 +11,7 @@ use cairn_web::{App, DeepworkProject, RateLimit};
 
 use crate::deepwork_cli;
 use crate::home::cairn_home;
+use crate::mcp_sessions::DatabaseSessions;
 
 /// `cairn serve` options.
 #[derive(Debug, clap::Args)]
@@ -56,9 +58,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }),
         None => None,
     };
+    let roscoe = cairn_roscoe::Service::new(home);
     let app = App {
-        store,
-        roscoe: cairn_roscoe::Service::new(home),
+        runs: cairn_roscoe::Runs::new(store.clone(), roscoe.clone()),
+        roscoe,
+        work: cairn_work::Service::new(store.clone()),
+        sessions: Arc::new(DatabaseSessions::new(store.clone())),
         deepwork,
         extra_allowed_hosts: args.allowed_hosts,
         require_auth: args.require_auth,
@@ -68,5 +73,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             trust_forwarded_for: args.trust_forwarded_for,
         },
     };
-    app.serve(args.addr).await.with_context(|| format!("cannot serve on {}", args.addr))
+    let served = app.serve(args.addr).await;
+    store.close().await;
+    served.with_context(|| format!("cannot serve on {}", args.addr))
 }

@@ -5,6 +5,7 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Executor, Row};
 
 use super::opt_i64;
+use crate::Error;
 
 /// A row of `work_accounts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +57,7 @@ pub struct TokenRow {
 }
 
 /// Inserts an account.
-pub async fn insert_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), sqlx::Error> {
+pub async fn insert_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), Error> {
     sqlx::query("INSERT INTO work_accounts (id, name, default_repository, created_at) VALUES ($1, $2, $3, $4)")
         .bind(&row.id)
         .bind(&row.name)
@@ -68,7 +69,7 @@ pub async fn insert_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &Ac
 }
 
 /// Inserts an account unless one with its id exists (for the fixed local account of stdio use).
-pub async fn ensure_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), sqlx::Error> {
+pub async fn ensure_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO work_accounts (id, name, default_repository, created_at) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (id) DO NOTHING",
@@ -83,7 +84,7 @@ pub async fn ensure_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &Ac
 }
 
 /// The account `id`, if it exists.
-pub async fn get_account<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<AccountRow>, sqlx::Error> {
+pub async fn get_account<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<AccountRow>, Error> {
     let row = sqlx::query("SELECT id, name, default_repository, created_at FROM work_accounts WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
@@ -104,7 +105,7 @@ pub async fn set_default_repository<'e, E: Executor<'e, Database = Any>>(
     db: E,
     id: &str,
     repository: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE work_accounts SET default_repository = $1 WHERE id = $2")
         .bind(repository)
         .bind(id)
@@ -114,7 +115,7 @@ pub async fn set_default_repository<'e, E: Executor<'e, Database = Any>>(
 }
 
 /// Inserts a principal unless one with its id, or its account, name and kind, exists.
-pub async fn ensure_principal<'e, E: Executor<'e, Database = Any>>(db: E, row: &PrincipalRow) -> Result<(), sqlx::Error> {
+pub async fn ensure_principal<'e, E: Executor<'e, Database = Any>>(db: E, row: &PrincipalRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO work_principals (id, home_account_id, kind, display_name, created_at) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT DO NOTHING",
@@ -129,7 +130,7 @@ pub async fn ensure_principal<'e, E: Executor<'e, Database = Any>>(db: E, row: &
     Ok(())
 }
 
-fn principal(row: AnyRow) -> Result<PrincipalRow, sqlx::Error> {
+fn principal(row: AnyRow) -> Result<PrincipalRow, Error> {
     Ok(PrincipalRow {
         id: row.try_get("id")?,
         home_account_id: row.try_get("home_account_id")?,
@@ -140,7 +141,7 @@ fn principal(row: AnyRow) -> Result<PrincipalRow, sqlx::Error> {
 }
 
 /// The principal `id`.
-pub async fn get_principal<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<PrincipalRow>, sqlx::Error> {
+pub async fn get_principal<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<PrincipalRow>, Error> {
     sqlx::query("SELECT id, home_account_id, kind, display_name, created_at FROM work_principals WHERE id = $1")
         .bind(id)
         .fetch_optional(db)
@@ -155,7 +156,7 @@ pub async fn find_principal<'e, E: Executor<'e, Database = Any>>(
     account: &str,
     display_name: &str,
     kind: &str,
-) -> Result<Option<PrincipalRow>, sqlx::Error> {
+) -> Result<Option<PrincipalRow>, Error> {
     sqlx::query(
         "SELECT id, home_account_id, kind, display_name, created_at FROM work_principals \
          WHERE home_account_id = $1 AND display_name = $2 AND kind = $3",
@@ -175,7 +176,7 @@ pub async fn put_membership<'e, E: Executor<'e, Database = Any>>(
     account: &str,
     principal: &str,
     role: &str,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO work_memberships (account_id, principal_id, role) VALUES ($1, $2, $3) \
          ON CONFLICT (account_id, principal_id) DO UPDATE SET role = excluded.role",
@@ -193,17 +194,17 @@ pub async fn membership_role<'e, E: Executor<'e, Database = Any>>(
     db: E,
     account: &str,
     principal: &str,
-) -> Result<Option<String>, sqlx::Error> {
+) -> Result<Option<String>, Error> {
     let row = sqlx::query("SELECT role FROM work_memberships WHERE account_id = $1 AND principal_id = $2")
         .bind(account)
         .bind(principal)
         .fetch_optional(db)
         .await?;
-    row.map(|row| row.try_get("role")).transpose()
+    Ok(row.map(|row| row.try_get("role")).transpose()?)
 }
 
 /// Inserts a token.
-pub async fn insert_token<'e, E: Executor<'e, Database = Any>>(db: E, row: &TokenRow) -> Result<(), sqlx::Error> {
+pub async fn insert_token<'e, E: Executor<'e, Database = Any>>(db: E, row: &TokenRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO work_tokens (id, principal_id, secret_hash, scopes, created_at, expires_at, revoked_at, last_used_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
@@ -225,7 +226,7 @@ pub async fn insert_token<'e, E: Executor<'e, Database = Any>>(db: E, row: &Toke
 pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
     db: E,
     id: &str,
-) -> Result<Option<(TokenRow, PrincipalRow)>, sqlx::Error> {
+) -> Result<Option<(TokenRow, PrincipalRow)>, Error> {
     let row = sqlx::query(
         "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
          t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
@@ -258,7 +259,7 @@ pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
 }
 
 /// Revokes token `id` at `now`; false when there is no such token or it was already revoked.
-pub async fn revoke_token<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, now: i64) -> Result<bool, sqlx::Error> {
+pub async fn revoke_token<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, now: i64) -> Result<bool, Error> {
     let done = sqlx::query("UPDATE work_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
         .bind(now)
         .bind(id)
@@ -274,7 +275,7 @@ pub async fn touch_token<'e, E: Executor<'e, Database = Any>>(
     id: &str,
     now: i64,
     granularity: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query("UPDATE work_tokens SET last_used_at = $1 WHERE id = $2 AND (last_used_at IS NULL OR last_used_at < $3)")
         .bind(now)
         .bind(id)

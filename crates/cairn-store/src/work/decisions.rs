@@ -2,6 +2,7 @@
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
+use crate::Error;
 
 /// A row of `decision_spaces`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,7 +49,7 @@ pub struct DocumentRow {
 }
 
 /// Inserts a space.
-pub async fn insert_space<'e, E: Executor<'e, Database = Any>>(db: E, row: &SpaceRow) -> Result<(), sqlx::Error> {
+pub async fn insert_space<'e, E: Executor<'e, Database = Any>>(db: E, row: &SpaceRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO decision_spaces (id, account_id, name, name_key, description, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
@@ -67,7 +68,7 @@ pub async fn insert_space<'e, E: Executor<'e, Database = Any>>(db: E, row: &Spac
 
 const SPACE_COLUMNS: &str = "id, account_id, name, name_key, description, created_at, updated_at";
 
-fn space(row: AnyRow) -> Result<SpaceRow, sqlx::Error> {
+fn space(row: AnyRow) -> Result<SpaceRow, Error> {
     Ok(SpaceRow {
         id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
@@ -80,7 +81,7 @@ fn space(row: AnyRow) -> Result<SpaceRow, sqlx::Error> {
 }
 
 /// The space `id`, in any account.
-pub async fn get_space<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<SpaceRow>, sqlx::Error> {
+pub async fn get_space<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<SpaceRow>, Error> {
     sqlx::query(AssertSqlSafe(format!("SELECT {SPACE_COLUMNS} FROM decision_spaces WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
@@ -94,7 +95,7 @@ pub async fn find_space_by_name<'e, E: Executor<'e, Database = Any>>(
     db: E,
     account: &str,
     name_key: &str,
-) -> Result<Option<SpaceRow>, sqlx::Error> {
+) -> Result<Option<SpaceRow>, Error> {
     sqlx::query(AssertSqlSafe(format!("SELECT {SPACE_COLUMNS} FROM decision_spaces WHERE account_id = $1 AND name_key = $2")))
         .bind(account)
         .bind(name_key)
@@ -110,7 +111,7 @@ pub async fn list_spaces<'e, E: Executor<'e, Database = Any>>(
     account: &str,
     after: Option<(&str, &str)>,
     limit: i64,
-) -> Result<Vec<SpaceRow>, sqlx::Error> {
+) -> Result<Vec<SpaceRow>, Error> {
     let rows = match after {
         None => {
             sqlx::query(AssertSqlSafe(format!(
@@ -140,7 +141,7 @@ pub async fn list_spaces<'e, E: Executor<'e, Database = Any>>(
 const DOCUMENT_COLUMNS: &str =
     "id, space_id, account_id, title, body, version, created_by, updated_by, created_at, updated_at";
 
-fn document(row: AnyRow) -> Result<DocumentRow, sqlx::Error> {
+fn document(row: AnyRow) -> Result<DocumentRow, Error> {
     Ok(DocumentRow {
         id: row.try_get("id")?,
         space_id: row.try_get("space_id")?,
@@ -156,7 +157,7 @@ fn document(row: AnyRow) -> Result<DocumentRow, sqlx::Error> {
 }
 
 /// Inserts a document and its first version.
-pub async fn insert_document(tx: &mut sqlx::AnyConnection, row: &DocumentRow) -> Result<(), sqlx::Error> {
+pub async fn insert_document(tx: &mut sqlx::AnyConnection, row: &DocumentRow) -> Result<(), Error> {
     sqlx::query(AssertSqlSafe(format!(
         "INSERT INTO decision_documents ({DOCUMENT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
     )))
@@ -175,7 +176,7 @@ pub async fn insert_document(tx: &mut sqlx::AnyConnection, row: &DocumentRow) ->
     insert_version(tx, row).await
 }
 
-async fn insert_version(tx: &mut sqlx::AnyConnection, row: &DocumentRow) -> Result<(), sqlx::Error> {
+async fn insert_version(tx: &mut sqlx::AnyConnection, row: &DocumentRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO decision_document_versions (document_id, version, title, body, author, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
@@ -197,7 +198,7 @@ pub async fn update_document(
     tx: &mut sqlx::AnyConnection,
     row: &DocumentRow,
     base_version: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Error> {
     let done = sqlx::query(
         "UPDATE decision_documents SET title = $1, body = $2, version = $3, updated_by = $4, updated_at = $5 \
          WHERE id = $6 AND version = $7",
@@ -219,7 +220,7 @@ pub async fn update_document(
 }
 
 /// The document `id` (current version), in any space.
-pub async fn get_document<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<DocumentRow>, sqlx::Error> {
+pub async fn get_document<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<DocumentRow>, Error> {
     sqlx::query(AssertSqlSafe(format!("SELECT {DOCUMENT_COLUMNS} FROM decision_documents WHERE id = $1")))
         .bind(id)
         .fetch_optional(db)
@@ -229,12 +230,12 @@ pub async fn get_document<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) 
 }
 
 /// How many versions of document `id` are kept.
-pub async fn count_versions<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<i64, sqlx::Error> {
+pub async fn count_versions<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<i64, Error> {
     let row = sqlx::query("SELECT COUNT(*) AS n FROM decision_document_versions WHERE document_id = $1")
         .bind(id)
         .fetch_one(db)
         .await?;
-    row.try_get("n")
+    Ok(row.try_get("n")?)
 }
 
 /// Up to `limit` documents of `space` (bodies included), latest change first, starting after `(updated_at, id)`
@@ -245,7 +246,7 @@ pub async fn list_documents<'e, E: Executor<'e, Database = Any>>(
     title_like: &str,
     after: Option<(i64, &str)>,
     limit: i64,
-) -> Result<Vec<DocumentRow>, sqlx::Error> {
+) -> Result<Vec<DocumentRow>, Error> {
     let pattern = format!("%{}%", escape_like(&title_like.to_lowercase()));
     let (after_at, after_id) = after.unwrap_or((i64::MAX, ""));
     let rows = sqlx::query(AssertSqlSafe(format!(

@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
+use crate::Error;
 
 /// A row of `work_evidence` with the pull requests it names.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +51,7 @@ pub struct PullRequestFact {
 
 const COLUMNS: &str = "id, account_id, kind, repository, repository_key, commit_sha, service, at, recorded_by, recorded_at";
 
-async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Result<EvidenceRow, sqlx::Error> {
+async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Result<EvidenceRow, Error> {
     let id: String = row.try_get("id")?;
     let numbers = sqlx::query("SELECT number FROM work_evidence_prs WHERE evidence_id = $1 ORDER BY number")
         .bind(&id)
@@ -61,7 +62,7 @@ async fn with_prs<'e, E: Executor<'e, Database = Any>>(db: E, row: AnyRow) -> Re
 }
 
 /// A `work_evidence` row `id` and the pull requests it names.
-fn evidence_row(id: String, row: &AnyRow, pull_requests: Vec<i64>) -> Result<EvidenceRow, sqlx::Error> {
+fn evidence_row(id: String, row: &AnyRow, pull_requests: Vec<i64>) -> Result<EvidenceRow, Error> {
     Ok(EvidenceRow {
         id,
         account_id: row.try_get("account_id")?,
@@ -83,7 +84,7 @@ pub async fn find_merge(
     account: &str,
     repository_key: &str,
     number: i64,
-) -> Result<Option<EvidenceRow>, sqlx::Error> {
+) -> Result<Option<EvidenceRow>, Error> {
     let row = sqlx::query(AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM work_evidence WHERE id = (SELECT evidence_id FROM work_evidence_prs \
          WHERE account_id = $1 AND repository_key = $2 AND number = $3 AND kind = 'merged')"
@@ -106,7 +107,7 @@ pub async fn find_roll(
     repository_key: &str,
     service: &str,
     commit_sha: &str,
-) -> Result<Option<EvidenceRow>, sqlx::Error> {
+) -> Result<Option<EvidenceRow>, Error> {
     let row = sqlx::query(AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM work_evidence WHERE account_id = $1 AND repository_key = $2 AND service = $3 \
          AND commit_sha = $4 AND kind = 'rolled'"
@@ -124,7 +125,7 @@ pub async fn find_roll(
 }
 
 /// Inserts a record and its pull requests.
-pub async fn insert_evidence(tx: &mut sqlx::AnyConnection, row: &EvidenceRow) -> Result<(), sqlx::Error> {
+pub async fn insert_evidence(tx: &mut sqlx::AnyConnection, row: &EvidenceRow) -> Result<(), Error> {
     sqlx::query(AssertSqlSafe(format!("INSERT INTO work_evidence ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)")))
         .bind(&row.id)
         .bind(&row.account_id)
@@ -146,7 +147,7 @@ pub async fn add_pull_requests(
     tx: &mut sqlx::AnyConnection,
     row: &EvidenceRow,
     numbers: &[i64],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     for number in numbers {
         sqlx::query(
             "INSERT INTO work_evidence_prs (evidence_id, account_id, repository_key, kind, number) \
@@ -164,7 +165,7 @@ pub async fn add_pull_requests(
 }
 
 /// Moves a record's time earlier (a repeated roll keeps the earliest time).
-pub async fn set_evidence_at<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, at: i64) -> Result<(), sqlx::Error> {
+pub async fn set_evidence_at<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, at: i64) -> Result<(), Error> {
     sqlx::query("UPDATE work_evidence SET at = $1 WHERE id = $2 AND at > $1")
         .bind(at)
         .bind(id)
@@ -183,7 +184,7 @@ pub async fn naming_pull_requests(
     pool: &sqlx::AnyPool,
     account: &str,
     pull_requests: &[(String, i64)],
-) -> Result<Vec<EvidenceRow>, sqlx::Error> {
+) -> Result<Vec<EvidenceRow>, Error> {
     let mut records: Vec<EvidenceRow> = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     for chunk in pull_requests.chunks(PULLS_PER_QUERY) {
@@ -211,7 +212,7 @@ pub async fn naming_pull_requests(
 }
 
 /// `rows` of `work_evidence` with the pull requests each names, read in one query.
-async fn with_all_prs(pool: &sqlx::AnyPool, rows: Vec<AnyRow>) -> Result<Vec<EvidenceRow>, sqlx::Error> {
+async fn with_all_prs(pool: &sqlx::AnyPool, rows: Vec<AnyRow>) -> Result<Vec<EvidenceRow>, Error> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -237,12 +238,12 @@ async fn with_all_prs(pool: &sqlx::AnyPool, rows: Vec<AnyRow>) -> Result<Vec<Evi
 }
 
 /// The lower-cased repositories `account` has any evidence for.
-pub async fn repositories<'e, E: Executor<'e, Database = Any>>(db: E, account: &str) -> Result<Vec<String>, sqlx::Error> {
+pub async fn repositories<'e, E: Executor<'e, Database = Any>>(db: E, account: &str) -> Result<Vec<String>, Error> {
     let rows = sqlx::query("SELECT DISTINCT repository_key FROM work_evidence WHERE account_id = $1")
         .bind(account)
         .fetch_all(db)
         .await?;
-    rows.into_iter().map(|row| row.try_get("repository_key")).collect()
+    Ok(rows.into_iter().map(|row| row.try_get("repository_key")).collect::<Result<_, sqlx::Error>>()?)
 }
 
 /// Every fact `account` has about pull request `number` of `repository_key`.
@@ -251,7 +252,7 @@ pub async fn pull_request_facts<'e, E: Executor<'e, Database = Any>>(
     account: &str,
     repository_key: &str,
     number: i64,
-) -> Result<Vec<PullRequestFact>, sqlx::Error> {
+) -> Result<Vec<PullRequestFact>, Error> {
     let rows = sqlx::query(
         "SELECT p.kind, p.repository_key, p.number, e.commit_sha, e.service FROM work_evidence_prs p \
          JOIN work_evidence e ON e.id = p.evidence_id \

@@ -8,6 +8,7 @@ use crate::batch::{Batch, Value};
 use crate::changes::Change;
 #[cfg(doc)]
 use crate::Store;
+use crate::Error;
 
 /// A row of `work_items`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,7 +99,7 @@ const COLUMNS: &str = "id, account_id, space_id, document_id, title, notes, link
                        claimant_kind, claimant_principal_id, claimed_at, handoff, handoff_to_key, created_by, \
                        created_at, updated_at, done_at, done_by, version";
 
-fn item(row: AnyRow) -> Result<ItemRow, sqlx::Error> {
+fn item(row: AnyRow) -> Result<ItemRow, Error> {
     Ok(ItemRow {
         id: row.try_get("id")?,
         account_id: row.try_get("account_id")?,
@@ -200,7 +201,7 @@ pub async fn get_item<'e, E: Executor<'e, Database = Any>>(
     db: E,
     account: &str,
     id: &str,
-) -> Result<Option<ItemRow>, sqlx::Error> {
+) -> Result<Option<ItemRow>, Error> {
     sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM work_items WHERE id = $1 AND account_id = $2")))
         .bind(id)
         .bind(account)
@@ -242,7 +243,7 @@ pub fn replace_item(row: &ItemRow, expected_version: i64, events: &[EventRow]) -
 }
 
 /// The events of item `id`, oldest first.
-pub async fn events<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Vec<EventRow>, sqlx::Error> {
+pub async fn events<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Vec<EventRow>, Error> {
     let rows = sqlx::query(
         "SELECT item_id, seq, at, principal_id, claimant, kind, data FROM work_events WHERE item_id = $1 ORDER BY seq",
     )
@@ -265,7 +266,7 @@ pub async fn events<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Res
 }
 
 /// Items matching `filter`, latest change first (then id, descending).
-pub async fn list_items<'e, E: Executor<'e, Database = Any>>(db: E, filter: &ItemFilter) -> Result<Vec<ItemRow>, sqlx::Error> {
+pub async fn list_items<'e, E: Executor<'e, Database = Any>>(db: E, filter: &ItemFilter) -> Result<Vec<ItemRow>, Error> {
     let mut sql = format!("SELECT {COLUMNS} FROM work_items WHERE account_id = $1");
     let mut binds: Vec<String> = Vec::new();
     let mut push = |sql: &mut String, clause: &str, value: &str| {
@@ -304,7 +305,7 @@ pub async fn list_items<'e, E: Executor<'e, Database = Any>>(db: E, filter: &Ite
 pub async fn count_open_by_state<'e, E: Executor<'e, Database = Any>>(
     db: E,
     document: &str,
-) -> Result<Vec<(String, i64)>, sqlx::Error> {
+) -> Result<Vec<(String, i64)>, Error> {
     let rows = sqlx::query(
         "SELECT state, COUNT(*) AS n FROM work_items WHERE document_id = $1 AND state <> 'done' GROUP BY state",
     )

@@ -5,6 +5,7 @@
 use sqlx::{Any, Executor, Row};
 
 use super::accounts::{PrincipalRow, TokenRow, get_token};
+use crate::Error;
 
 /// Records a sign-in with token `token_id`, valid until `expires_at` (epoch ms).
 pub async fn insert<'e, E: Executor<'e, Database = Any>>(
@@ -13,7 +14,7 @@ pub async fn insert<'e, E: Executor<'e, Database = Any>>(
     token_id: &str,
     now: i64,
     expires_at: i64,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Error> {
     sqlx::query("INSERT INTO web_signins (secret_hash, token_id, created_at, expires_at) VALUES ($1, $2, $3, $4)")
         .bind(secret_hash)
         .bind(token_id)
@@ -30,7 +31,7 @@ pub async fn find(
     pool: &sqlx::AnyPool,
     secret_hash: &str,
     now: i64,
-) -> Result<Option<(TokenRow, PrincipalRow)>, sqlx::Error> {
+) -> Result<Option<(TokenRow, PrincipalRow)>, Error> {
     let row = sqlx::query("SELECT token_id FROM web_signins WHERE secret_hash = $1 AND expires_at > $2")
         .bind(secret_hash)
         .bind(now)
@@ -42,7 +43,7 @@ pub async fn find(
 }
 
 /// Ends the sign-in whose secret hashes to `secret_hash`, and forgets every sign-in that expired before `now`.
-pub async fn delete<'e, E: Executor<'e, Database = Any>>(db: E, secret_hash: &str, now: i64) -> Result<(), sqlx::Error> {
+pub async fn delete<'e, E: Executor<'e, Database = Any>>(db: E, secret_hash: &str, now: i64) -> Result<(), Error> {
     sqlx::query("DELETE FROM web_signins WHERE secret_hash = $1 OR expires_at <= $2")
         .bind(secret_hash)
         .bind(now)

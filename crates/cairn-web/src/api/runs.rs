@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
-use super::workflows::{ProjectQuery, SourceArg};
+use super::{ProjectQuery, SourceArg};
 use crate::access::Principal;
 use crate::error::ApiError;
 use crate::live::Watcher;

@@ -4,34 +4,16 @@
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use cairn_roscoe::{Actor, Body, Source, Subject};
+use cairn_roscoe::{Actor, Body, Subject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use super::{ProjectQuery, SourceArg};
 use crate::access::Principal;
 use crate::error::ApiError;
 use crate::state::{Web, blocking};
 use crate::workspace::Workspace;
-
-/// A workflow source.
-#[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum SourceArg {
-    /// `<project>/.roscoe/workflows/`.
-    Repo,
-    /// `$CAIRN_HOME/workflows/`.
-    Global,
-}
-
-impl From<SourceArg> for Source {
-    fn from(s: SourceArg) -> Source {
-        match s {
-            SourceArg::Repo => Source::Repo,
-            SourceArg::Global => Source::Global,
-        }
-    }
-}
 
 /// `?project=&source=`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -57,14 +39,6 @@ pub(crate) struct DeleteQuery {
     /// Delete even though subworkflow nodes use it.
     #[serde(default)]
     force: bool,
-}
-
-/// `?project=`.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct ProjectQuery {
-    /// `global` or a project id; default: the server's `--project`, else global.
-    pub(crate) project: Option<String>,
 }
 
 /// A new workflow.

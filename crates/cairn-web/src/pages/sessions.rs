@@ -11,9 +11,8 @@ use cairn_deepwork::reviews::{OpenReview, SessionReviews};
 use serde_json::Value;
 
 use super::{Layout, PageError, render, Visit};
-use crate::app::DeepworkProject;
 use crate::error::ApiError;
-use crate::state::{Web, blocking};
+use crate::state::{DeepworkProject, Web, blocking};
 use crate::workspace::Workspace;
 
 /// One active workflow of a session.

@@ -14,13 +14,13 @@
 use askama::Template;
 use axum::Form;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use cairn_work::{Caller, Kind, SIGN_IN_TTL_MS, Scope};
 use serde::Deserialize;
 
 use super::{Layout, PageError, Visit, check_csrf, render};
-use crate::access::SIGN_IN_COOKIE;
+use crate::access::{SIGN_IN_COOKIE, cookie_attributes};
 use crate::csrf::cookie;
 use crate::error::ApiError;
 use crate::state::Web;
@@ -161,14 +161,4 @@ pub(crate) async fn sign_out(
     let expired = format!("{SIGN_IN_COOKIE}=; {}", cookie_attributes(&visit.headers, 0));
     response.headers_mut().insert(header::SET_COOKIE, HeaderValue::from_str(&expired).expect("a valid header"));
     Ok(response)
-}
-
-/// The attributes of a cookie that lives `max_age` seconds: HttpOnly, SameSite=Strict, and `Secure` when the
-/// request reached the server over HTTPS (a TLS-terminating proxy says so with `X-Forwarded-Proto: https`, or
-/// `ROSCOE_PUBLIC_URL` names an `https://` address).
-pub(crate) fn cookie_attributes(headers: &HeaderMap, max_age: i64) -> String {
-    let forwarded = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()) == Some("https");
-    let public = std::env::var("ROSCOE_PUBLIC_URL").is_ok_and(|u| u.starts_with("https://"));
-    let secure = if forwarded || public { "; Secure" } else { "" };
-    format!("Path=/; HttpOnly; SameSite=Strict; Max-Age={max_age}{secure}")
 }

@@ -2,7 +2,6 @@
 //! against the version the writer read (`base_version`), so two writers never silently overwrite each other.
 
 use cairn_store::work::decisions::{self, DocumentRow, SpaceRow};
-use cairn_store::work::is_unique_violation;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -156,7 +155,7 @@ impl Service {
             };
             match decisions::insert_space(self.store.pool(), &row).await {
                 Ok(()) => return Ok(json!({"space": space(&row), "created": true})),
-                Err(error) if is_unique_violation(&error) => continue,
+                Err(error) if error.is_unique_violation() => continue,
                 Err(error) => return Err(error.into()),
             }
         }

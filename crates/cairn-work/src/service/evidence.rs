@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use cairn_store::work::evidence::{self, EvidenceRow};
-use cairn_store::work::{is_unique_violation, items};
+use cairn_store::work::items;
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -230,7 +230,7 @@ impl Service {
             };
             let (mut row, created, added) = match outcome {
                 Ok(done) => done,
-                Err(error) if is_unique_violation(&error) => {
+                Err(error) if error.is_unique_violation() => {
                     tx.rollback().await?;
                     continue;
                 }

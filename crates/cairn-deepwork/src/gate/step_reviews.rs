@@ -7,7 +7,7 @@ use std::path::Path;
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::gate::{GateInput, paths};
+use super::{GateInput, paths};
 use crate::review::root_relative;
 use crate::job::{ArgumentType, ReviewBlock};
 use crate::review_rule::{ReviewRule, ReviewTask, Strategy};
