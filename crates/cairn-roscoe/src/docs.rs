@@ -14,9 +14,10 @@ use std::sync::LazyLock;
 
 use include_dir::{Dir, include_dir};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::authoring_guide::BUILTIN_DEFAULT_MODEL;
+use crate::error::Error;
 use crate::scope::Scope;
 use crate::service::Service;
 use corpus::{Page, Section};
@@ -74,29 +75,6 @@ fn collect(dir: &Dir<'_>, pages: &mut Vec<Page>) -> Result<(), String> {
         collect(sub, pages)?;
     }
     Ok(())
-}
-
-/// A docs tool's error: `{ error, code }`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DocsError {
-    /// `not_found`, `invalid_input` or `no_sections`.
-    pub code: &'static str,
-    /// What went wrong and what to do.
-    pub message: String,
-}
-
-impl DocsError {
-    fn input(message: impl Into<String>) -> DocsError {
-        DocsError {
-            code: "invalid_input",
-            message: message.into(),
-        }
-    }
-
-    /// The error object.
-    pub fn body(&self) -> Value {
-        json!({ "error": self.message, "code": self.code })
-    }
 }
 
 /// One `list_docs` entry.
@@ -202,11 +180,11 @@ fn rounded(score: f64) -> f64 {
     (score * 10_000.0).round() / 10_000.0
 }
 
-fn check_range(name: &str, value: usize, min: usize, max: usize) -> Result<usize, DocsError> {
+fn check_range(name: &str, value: usize, min: usize, max: usize) -> Result<usize, Error> {
     if (min..=max).contains(&value) {
         Ok(value)
     } else {
-        Err(DocsError::input(format!(
+        Err(Error::InvalidInput(format!(
             "`{name}` must be between {min} and {max}"
         )))
     }
@@ -227,10 +205,9 @@ impl Service {
     }
 
     /// `get_doc`: one page's front matter and markdown.
-    pub fn get_doc(&self, slug: &str) -> Result<Doc, DocsError> {
-        let page = CORPUS.page(slug).ok_or_else(|| DocsError {
-            code: "not_found",
-            message: format!("Doc not found: {slug}. Call list_docs for the slugs."),
+    pub fn get_doc(&self, slug: &str) -> Result<Doc, Error> {
+        let page = CORPUS.page(slug).ok_or_else(|| {
+            Error::refused("not_found", format!("Doc not found: {slug}. Call list_docs for the slugs."))
         })?;
         Ok(Doc {
             frontmatter: page.frontmatter.clone(),
@@ -243,12 +220,12 @@ impl Service {
         &self,
         query: &str,
         limit: Option<usize>,
-    ) -> Result<Vec<SearchHit>, DocsError> {
+    ) -> Result<Vec<SearchHit>, Error> {
         let limit = check_range("limit", limit.unwrap_or(10), 1, 50)?;
         let terms = query_tokens(query, false);
         if terms.is_empty() {
-            return Err(DocsError::input(
-                "`query` has no words to search for; pass a tool name, an error code or a few keywords",
+            return Err(Error::InvalidInput(
+                "`query` has no words to search for; pass a tool name, an error code or a few keywords".into(),
             ));
         }
         Ok(CORPUS
@@ -277,12 +254,12 @@ impl Service {
         question: &str,
         budget_chars: Option<usize>,
         max_sections: Option<usize>,
-    ) -> Result<Asked, DocsError> {
+    ) -> Result<Asked, Error> {
         let budget = check_range("budget_chars", budget_chars.unwrap_or(12_000), 1, 200_000)?;
         let max_sections = check_range("max_sections", max_sections.unwrap_or(8), 1, 50)?;
         if question.trim().is_empty() {
-            return Err(DocsError::input(
-                "`question` is empty; ask a question in words",
+            return Err(Error::InvalidInput(
+                "`question` is empty; ask a question in words".into(),
             ));
         }
         let terms = query_tokens(question, true);
@@ -328,15 +305,14 @@ impl Service {
         &self,
         question: &str,
         budget_chars: Option<usize>,
-    ) -> Result<AnswerPrompt, DocsError> {
+    ) -> Result<AnswerPrompt, Error> {
         let asked = self.ask_docs(question, budget_chars, None)?;
         if asked.sections.is_empty() {
-            return Err(DocsError {
-                code: "no_sections",
-                message: "no documentation section matches the question, so there is nothing to answer from; \
-                          rephrase it with the words the docs would use, or call ask_docs to inspect the retrieval"
-                    .into(),
-            });
+            return Err(Error::refused(
+                "no_sections",
+                "no documentation section matches the question, so there is nothing to answer from; \
+                 rephrase it with the words the docs would use, or call ask_docs to inspect the retrieval",
+            ));
         }
         let mut prompt = format!(
             "Answer the question below using only the numbered sources from cairn's documentation.\n\n\
@@ -634,18 +610,18 @@ mod tests {
             }
         }
         assert_eq!(
-            service.ask_docs(" ", None, None).unwrap_err().code,
+            service.ask_docs(" ", None, None).unwrap_err().as_code(),
             "invalid_input"
         );
         assert_eq!(
-            service.answer_docs("", None).unwrap_err().code,
+            service.answer_docs("", None).unwrap_err().as_code(),
             "invalid_input"
         );
         assert_eq!(
             service
                 .answer_docs("qwertyuiop zxcvbnm", None)
                 .unwrap_err()
-                .code,
+                .as_code(),
             "no_sections"
         );
         let answer = service
@@ -664,13 +640,13 @@ mod tests {
         let doc = service.get_doc("/index.md").unwrap();
         assert_eq!(doc.frontmatter["title"], "cairn roscoe");
         assert!(!doc.markdown.starts_with("---"));
-        assert_eq!(service.get_doc("nope").unwrap_err().code, "not_found");
+        assert_eq!(service.get_doc("nope").unwrap_err().as_code(), "not_found");
         assert_eq!(
-            service.search_docs("  ", None).unwrap_err().code,
+            service.search_docs("  ", None).unwrap_err().as_code(),
             "invalid_input"
         );
         assert_eq!(
-            service.search_docs("x", Some(0)).unwrap_err().code,
+            service.search_docs("x", Some(0)).unwrap_err().as_code(),
             "invalid_input"
         );
         let hits = service.search_docs("quick start", Some(3)).unwrap();

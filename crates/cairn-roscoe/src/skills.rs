@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-pub use convert::{
-    ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Stage, StageFailure, Staged,
-};
+pub use convert::{ConvertRequest, Converted, FinalizeArgs, FinalizeRequest, Handback, Staged};
+pub use crate::error::Stage;
 
 use crate::actor::Actor;
 use crate::error::Error;

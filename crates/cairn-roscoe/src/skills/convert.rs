@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::{Skill, UserDirs, read_skill};
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, GOTCHAS, executors};
 use crate::definition;
-use crate::error::Error;
+use crate::error::{Error, Stage};
 use crate::files::write_atomic;
 use crate::scope::Scope;
 use crate::actor::Actor;
@@ -108,75 +108,8 @@ pub struct Converted {
     pub warnings: Vec<LintWarning>,
 }
 
-/// The step of a conversion that failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// Finding and reading the skill, the id or the source.
-    Resolve,
-    /// Finding the workflow YAML in the completion.
-    Parse,
-    /// Schema and integrity validation.
-    Validate,
-    /// Writing the workflow and its scripts.
-    Write,
-}
-
-/// A failed conversion step: the seed's `{ ok: false, stage, message, rawModelOutput? }`, plus cairn's `error` (the
-/// same sentence) and a stable `code`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StageFailure {
-    /// Always `false`.
-    pub ok: bool,
-    /// Where it failed.
-    pub stage: Stage,
-    /// What went wrong and what to do.
-    pub message: String,
-    /// The same sentence, under the name every roscoe error uses.
-    pub error: String,
-    /// Stable code, e.g. `skill_not_found`, `no_workflow_yaml`, `integrity_error`, `conflict`.
-    pub code: String,
-    /// One line per validation problem.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<String>,
-    /// The completion as received (parse and validate failures).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw_model_output: Option<String>,
-}
-
-impl StageFailure {
-    fn new(stage: Stage, code: &str, message: String) -> StageFailure {
-        StageFailure {
-            ok: false,
-            stage,
-            error: message.clone(),
-            message,
-            code: code.to_owned(),
-            details: Vec::new(),
-            raw_model_output: None,
-        }
-    }
-
-    fn from_error(stage: Stage, error: &Error) -> StageFailure {
-        let mut failure = StageFailure::new(stage, error.as_code(), error.to_string());
-        if let Some(details) = error.body().get("details").and_then(Value::as_array) {
-            failure.details = details
-                .iter()
-                .filter_map(|d| d.as_str().map(str::to_owned))
-                .collect();
-        }
-        failure
-    }
-
-    fn with_output(mut self, completion: &str) -> StageFailure {
-        self.raw_model_output = Some(completion.to_owned());
-        self
-    }
-}
-
 /// A failed step, boxed: the failure is large and travels up a few calls.
-fn fail<T>(failure: StageFailure) -> Result<T, Box<StageFailure>> {
+fn fail<T>(failure: Error) -> Result<T, Box<Error>> {
     Err(Box::new(failure))
 }
 
@@ -187,7 +120,7 @@ pub enum Staged<T> {
     /// The step succeeded.
     Done(T),
     /// The step failed at a stage.
-    Failed(StageFailure),
+    Failed(Error),
 }
 
 /// A skill and what its folder bundles.
@@ -233,12 +166,12 @@ pub(super) fn handback(
         None => id_from_name(&bundle.skill.name),
     };
     if let Err(e) = check_id(&id) {
-        return Ok(Staged::Failed(StageFailure::from_error(Stage::Resolve, &e)));
+        return Ok(Staged::Failed(e.at_stage(Stage::Resolve)));
     }
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     if let Err(e) = sources.dir(source) {
-        return Ok(Staged::Failed(StageFailure::from_error(Stage::Resolve, &e)));
+        return Ok(Staged::Failed(e.at_stage(Stage::Resolve)));
     }
     let model = service
         .models(scope)
@@ -274,22 +207,22 @@ fn finalize_staged(
     scope: &Scope,
     request: &FinalizeRequest,
     actor: &Actor,
-) -> Result<Converted, Box<StageFailure>> {
+) -> Result<Converted, Box<Error>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
-    check_id(id).map_err(|e| StageFailure::from_error(Stage::Resolve, &e))?;
+    check_id(id).map_err(|e| e.at_stage(Stage::Resolve))?;
     let bundle = read_bundle(&skill_file(scope, &request.skill_path)?)?;
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     let dir = sources
         .dir(source)
-        .map_err(|e| StageFailure::from_error(Stage::Resolve, &e))?
+        .map_err(|e| e.at_stage(Stage::Resolve))?
         .to_owned();
 
     // parse
     let completion = request.completion.as_str();
     let yaml = extract_yaml(completion).ok_or_else(|| {
-        StageFailure::new(
+        Error::stage(
             Stage::Parse,
             "no_workflow_yaml",
             "the completion holds no ```yaml block and is not a workflow itself; run the prompt again (it must end \
@@ -301,7 +234,7 @@ fn finalize_staged(
 
     // validate
     let text = with_name(&yaml, id).ok_or_else(|| {
-        StageFailure::new(
+        Error::stage(
             Stage::Validate,
             "invalid_config",
             "the YAML is not a mapping of workflow keys (name, initial, nodes, …); repair it and retry".into(),
@@ -310,7 +243,7 @@ fn finalize_staged(
     })?;
     if text.len() > MAX_FILE_BYTES {
         return fail(
-            StageFailure::new(
+            Error::stage(
                 Stage::Validate,
                 "invalid_config",
                 "the workflow is larger than 1 MiB; split it into subworkflows".into(),
@@ -321,10 +254,10 @@ fn finalize_staged(
     let subject = Subject::Body(Body::Yaml(text.clone()));
     let validated = service
         .validate_workflow(scope, &subject)
-        .map_err(|e| StageFailure::from_error(Stage::Validate, &e).with_output(completion))?;
+        .map_err(|e| e.at_stage(Stage::Validate).with_output(completion))?;
     if !validated.valid {
         let code = validated.code.unwrap_or("invalid_config");
-        let mut failure = StageFailure::new(
+        let failure = Error::stage(
             Stage::Validate,
             code,
             format!(
@@ -334,12 +267,11 @@ fn finalize_staged(
             ),
         )
         .with_output(completion);
-        failure.details = validated.errors;
-        return fail(failure);
+        return fail(failure.with_details(validated.errors));
     }
     if let Some(workflow) = definition::validate(&text, &definition::Options::default()).workflow {
         allow_scripts(&workflow, id, actor)
-            .map_err(|e| StageFailure::from_error(Stage::Validate, &e).with_output(completion))?;
+            .map_err(|e| e.at_stage(Stage::Validate).with_output(completion))?;
     }
     let warnings = service
         .lint_workflow(scope, &subject)
@@ -349,7 +281,7 @@ fn finalize_staged(
     // write
     let existing = sources
         .find(source, id)
-        .map_err(|e| StageFailure::from_error(Stage::Write, &e))?;
+        .map_err(|e| e.at_stage(Stage::Write))?;
     if let Some(existing) = &existing
         && !request.overwrite
     {
@@ -358,10 +290,8 @@ fn finalize_staged(
             in_source: source,
             path: existing.path.clone(),
         };
-        let mut failure = StageFailure::from_error(Stage::Write, &conflict);
-        failure.message = format!("{conflict}; or pass `overwrite: true` to replace it");
-        failure.error = failure.message.clone();
-        return fail(failure);
+        let message = format!("{conflict}; or pass `overwrite: true` to replace it");
+        return fail(Error::stage(Stage::Write, conflict.as_code(), message));
     }
     let path = existing.map_or_else(|| dir.join(format!("{id}.yaml")), |l| l.path);
     write(&dir, &path, id, &text, &bundle)?;
@@ -386,7 +316,7 @@ fn finalize_staged(
 }
 
 /// The canonical skill file at `path` (absolute, or relative to the project `cwd`), or a `resolve` failure.
-fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
+fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<Error>> {
     let given = Path::new(path);
     let full = if given.is_absolute() {
         given.to_owned()
@@ -394,7 +324,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         match scope {
             Scope::Project { cwd, .. } => cwd.join(given),
             Scope::Global => {
-                return fail(StageFailure::new(
+                return fail(Error::stage(
                     Stage::Resolve,
                     "skill_not_found",
                     format!(
@@ -405,7 +335,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         }
     };
     let canonical = full.canonicalize().map_err(|_| {
-        StageFailure::new(
+        Error::stage(
             Stage::Resolve,
             "skill_not_found",
             format!(
@@ -415,7 +345,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         )
     })?;
     if read_skill(&canonical).is_none() {
-        return fail(StageFailure::new(
+        return fail(Error::stage(
             Stage::Resolve,
             "not_a_skill",
             format!(
@@ -434,7 +364,7 @@ fn by_name(
     scope: &Scope,
     user: &UserDirs,
     name: &str,
-) -> Result<PathBuf, Box<StageFailure>> {
+) -> Result<PathBuf, Box<Error>> {
     let wanted = name.trim().to_lowercase();
     let matches: Vec<Skill> = service
         .list_skills(scope, user, true, None)
@@ -444,7 +374,7 @@ fn by_name(
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.path.clone()),
-        [] => fail(StageFailure::new(
+        [] => fail(Error::stage(
             Stage::Resolve,
             "skill_not_found",
             format!(
@@ -456,7 +386,7 @@ fn by_name(
                 .iter()
                 .map(|s| s.path.display().to_string())
                 .collect();
-            fail(StageFailure::new(
+            fail(Error::stage(
                 Stage::Resolve,
                 "ambiguous_skill",
                 format!(
@@ -470,8 +400,8 @@ fn by_name(
 }
 
 /// Reads the skill at the canonical `path` and lists its bundle.
-fn read_bundle(path: &Path) -> Result<Bundle, Box<StageFailure>> {
-    let unreadable = |why: String| StageFailure::new(Stage::Resolve, "not_a_skill", why);
+fn read_bundle(path: &Path) -> Result<Bundle, Box<Error>> {
+    let unreadable = |why: String| Error::stage(Stage::Resolve, "not_a_skill", why);
     let skill = read_skill(path)
         .ok_or_else(|| unreadable(format!("{} is no longer a readable skill", path.display())))?;
     let markdown = crate::files::read_regular(path, super::MAX_SKILL_BYTES)
@@ -615,12 +545,9 @@ fn write(
     id: &str,
     text: &str,
     bundle: &Bundle,
-) -> Result<(), Box<StageFailure>> {
+) -> Result<(), Box<Error>> {
     let io = |action: &'static str, at: &Path, e: std::io::Error| {
-        Box::new(StageFailure::from_error(
-            Stage::Write,
-            &Error::io(action, at, &e),
-        ))
+        Box::new(Error::io(action, at, &e).at_stage(Stage::Write))
     };
     fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let assets = dir.join(id);
