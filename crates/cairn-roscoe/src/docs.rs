@@ -77,6 +77,30 @@ fn collect(dir: &Dir<'_>, pages: &mut Vec<Page>) -> Result<(), String> {
     Ok(())
 }
 
+/// A docs tool's error (`not_found`, `invalid_input` or `no_sections`); the facade methods return it as an [`Error`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct DocsError {
+    /// `not_found`, `invalid_input` or `no_sections`.
+    pub code: &'static str,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+impl DocsError {
+    fn input(message: impl Into<String>) -> DocsError {
+        DocsError {
+            code: "invalid_input",
+            message: message.into(),
+        }
+    }
+}
+
+impl From<DocsError> for Error {
+    fn from(error: DocsError) -> Self {
+        Error::refused(error.code, error.message)
+    }
+}
+
 /// One `list_docs` entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DocSummary {
@@ -180,11 +204,11 @@ fn rounded(score: f64) -> f64 {
     (score * 10_000.0).round() / 10_000.0
 }
 
-fn check_range(name: &str, value: usize, min: usize, max: usize) -> Result<usize, Error> {
+fn check_range(name: &str, value: usize, min: usize, max: usize) -> Result<usize, DocsError> {
     if (min..=max).contains(&value) {
         Ok(value)
     } else {
-        Err(Error::InvalidInput(format!(
+        Err(DocsError::input(format!(
             "`{name}` must be between {min} and {max}"
         )))
     }
@@ -206,8 +230,9 @@ impl Service {
 
     /// `get_doc`: one page's front matter and markdown.
     pub fn get_doc(&self, slug: &str) -> Result<Doc, Error> {
-        let page = CORPUS.page(slug).ok_or_else(|| {
-            Error::refused("not_found", format!("Doc not found: {slug}. Call list_docs for the slugs."))
+        let page = CORPUS.page(slug).ok_or_else(|| DocsError {
+            code: "not_found",
+            message: format!("Doc not found: {slug}. Call list_docs for the slugs."),
         })?;
         Ok(Doc {
             frontmatter: page.frontmatter.clone(),
@@ -224,9 +249,10 @@ impl Service {
         let limit = check_range("limit", limit.unwrap_or(10), 1, 50)?;
         let terms = query_tokens(query, false);
         if terms.is_empty() {
-            return Err(Error::InvalidInput(
-                "`query` has no words to search for; pass a tool name, an error code or a few keywords".into(),
-            ));
+            return Err(DocsError::input(
+                "`query` has no words to search for; pass a tool name, an error code or a few keywords",
+            )
+            .into());
         }
         Ok(CORPUS
             .index
@@ -258,9 +284,10 @@ impl Service {
         let budget = check_range("budget_chars", budget_chars.unwrap_or(12_000), 1, 200_000)?;
         let max_sections = check_range("max_sections", max_sections.unwrap_or(8), 1, 50)?;
         if question.trim().is_empty() {
-            return Err(Error::InvalidInput(
-                "`question` is empty; ask a question in words".into(),
-            ));
+            return Err(DocsError::input(
+                "`question` is empty; ask a question in words",
+            )
+            .into());
         }
         let terms = query_tokens(question, true);
         let mut chosen: Vec<(&Page, &Section, f64)> = Vec::new();
@@ -308,11 +335,13 @@ impl Service {
     ) -> Result<AnswerPrompt, Error> {
         let asked = self.ask_docs(question, budget_chars, None)?;
         if asked.sections.is_empty() {
-            return Err(Error::refused(
-                "no_sections",
-                "no documentation section matches the question, so there is nothing to answer from; \
-                 rephrase it with the words the docs would use, or call ask_docs to inspect the retrieval",
-            ));
+            return Err(DocsError {
+                code: "no_sections",
+                message: "no documentation section matches the question, so there is nothing to answer from; \
+                          rephrase it with the words the docs would use, or call ask_docs to inspect the retrieval"
+                    .into(),
+            }
+            .into());
         }
         let mut prompt = format!(
             "Answer the question below using only the numbered sources from cairn's documentation.\n\n\

@@ -203,7 +203,7 @@ impl Error {
             Error::Referenced { .. } => "referenced",
             Error::InvalidInput(_) => "invalid_input",
             Error::InsufficientScope(_) => "insufficient_scope",
-            Error::Refused { code, .. } | Error::Stage { code, .. } => *code,
+            Error::Refused { code, .. } | Error::Stage { code, .. } => code,
             Error::Internal(_) => "internal",
         }
     }
@@ -279,12 +279,12 @@ impl Error {
         Error::Stage { stage, code, message, details: Vec::new(), raw_model_output: None }
     }
 
-    /// This error as a failure of skill-conversion `stage`: its code, message and `details`.
-    pub(crate) fn at_stage(&self, stage: Stage) -> Self {
-        let details = self.body().get("details").and_then(Value::as_array).map(|details| {
+    /// `error` as a failure of skill-conversion `stage`: its code, message and `details`.
+    pub(crate) fn at_stage(stage: Stage, error: &Error) -> Self {
+        let details = error.body().get("details").and_then(Value::as_array).map(|details| {
             details.iter().filter_map(|d| d.as_str().map(str::to_owned)).collect()
         });
-        Error::stage(stage, self.as_code(), self.to_string()).with_details(details.unwrap_or_default())
+        Error::stage(stage, error.as_code(), error.to_string()).with_details(details.unwrap_or_default())
     }
 
     /// This stage failure with `details`.

@@ -129,6 +129,7 @@ impl EffectRunner for Mocked<'_> {
 }
 
 /// How a paused test run continues.
+#[allow(clippy::large_enum_variant, reason = "one value per pause, matched at once")]
 enum Next {
     Answer(String, Answer),
     Missing(PendingStep),

@@ -166,12 +166,12 @@ pub(super) fn handback(
         None => id_from_name(&bundle.skill.name),
     };
     if let Err(e) = check_id(&id) {
-        return Ok(Staged::Failed(e.at_stage(Stage::Resolve)));
+        return Ok(Staged::Failed(Error::at_stage(Stage::Resolve, &e)));
     }
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     if let Err(e) = sources.dir(source) {
-        return Ok(Staged::Failed(e.at_stage(Stage::Resolve)));
+        return Ok(Staged::Failed(Error::at_stage(Stage::Resolve, &e)));
     }
     let model = service
         .models(scope)
@@ -210,13 +210,13 @@ fn finalize_staged(
 ) -> Result<Converted, Box<Error>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
-    check_id(id).map_err(|e| e.at_stage(Stage::Resolve))?;
+    check_id(id).map_err(|e| Error::at_stage(Stage::Resolve, &e))?;
     let bundle = read_bundle(&skill_file(scope, &request.skill_path)?)?;
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     let dir = sources
         .dir(source)
-        .map_err(|e| e.at_stage(Stage::Resolve))?
+        .map_err(|e| Error::at_stage(Stage::Resolve, &e))?
         .to_owned();
 
     // parse
@@ -254,7 +254,7 @@ fn finalize_staged(
     let subject = Subject::Body(Body::Yaml(text.clone()));
     let validated = service
         .validate_workflow(scope, &subject)
-        .map_err(|e| e.at_stage(Stage::Validate).with_output(completion))?;
+        .map_err(|e| Error::at_stage(Stage::Validate, &e).with_output(completion))?;
     if !validated.valid {
         let code = validated.code.unwrap_or("invalid_config");
         let failure = Error::stage(
@@ -271,7 +271,7 @@ fn finalize_staged(
     }
     if let Some(workflow) = definition::validate(&text, &definition::Options::default()).workflow {
         allow_scripts(&workflow, id, actor)
-            .map_err(|e| e.at_stage(Stage::Validate).with_output(completion))?;
+            .map_err(|e| Error::at_stage(Stage::Validate, &e).with_output(completion))?;
     }
     let warnings = service
         .lint_workflow(scope, &subject)
@@ -281,7 +281,7 @@ fn finalize_staged(
     // write
     let existing = sources
         .find(source, id)
-        .map_err(|e| e.at_stage(Stage::Write))?;
+        .map_err(|e| Error::at_stage(Stage::Write, &e))?;
     if let Some(existing) = &existing
         && !request.overwrite
     {
@@ -547,7 +547,10 @@ fn write(
     bundle: &Bundle,
 ) -> Result<(), Box<Error>> {
     let io = |action: &'static str, at: &Path, e: std::io::Error| {
-        Box::new(Error::io(action, at, &e).at_stage(Stage::Write))
+        Box::new(Error::at_stage(
+            Stage::Write,
+            &Error::io(action, at, &e),
+        ))
     };
     fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     let assets = dir.join(id);
