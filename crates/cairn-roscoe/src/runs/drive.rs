@@ -19,8 +19,8 @@ use crate::clock::{SystemEnv, now_ms};
 use crate::engine::{self, ChildJob, Effect, Event, Outcome, Rejection, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
 
-/// What carries out the effects of a step that reach outside the run: production's
-/// [`Executor`](super::effects::Executor), or `test_workflow`'s mocks standing in for it.
+/// What carries out the effects of a step that reach outside the run: production's `Executor` (`effects.rs`), or
+/// `test_workflow`'s mocks standing in for it (`test_runner.rs`).
 pub(super) trait EffectRunner: Sync {
     /// Runs script `job` of `run`: its result.
     fn run_script(&self, runs: &Runs, run: &Run, job: &ScriptJob) -> impl Future<Output = Result<ScriptResult, Error>> + Send;

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use cairn_store::runs::{self as rows, RunRow};
 use serde_json::{Value, json};
 
-use super::convert;
-use super::Runs;
+use super::lease::LEASE_MS;
+use super::{Runs, convert};
 use crate::actor::Actor;
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::now_ms;
@@ -134,7 +134,7 @@ impl Runs {
         })?;
         let id = crate::clock::new_id();
         let now = now_ms();
-        let mut row = RunRow {
+        Ok(RunRow {
             root_run_id: parent.map_or_else(|| id.clone(), |p| p.root_run_id.clone()),
             parent_run_id: parent.map(|p| p.id.clone()),
             parent_node_run_id: None,
@@ -161,8 +161,8 @@ impl Runs {
             error: None,
             error_code: None,
             host: None,
-            owner_pid: None,
-            lease_expires_at: None,
+            owner_pid: Some(i64::from(self.inner.pid)),
+            lease_expires_at: Some(now + LEASE_MS),
             attempt: 1,
             total_cost_usd: 0.0,
             metered_cost_usd: 0.0,
@@ -176,9 +176,7 @@ impl Runs {
             started_by: starter.name.clone(),
             exec_allowed: starter.exec_allowed,
             version: 0,
-        };
-        self.hold(&mut row, now);
-        Ok(row)
+        })
     }
 
     /// Inserts a new run's row (and records that its project was used).

@@ -3,9 +3,10 @@
 //! its scripts; the run tree is deleted afterwards whatever happened.
 //!
 //! Mocks are keyed by node id (`<subworkflow node>/<child node>` inside child runs). A single mock answers every
-//! visit; a list answers visit *n* with element *n*−1. Scripts and subworkflow nodes may be mocked too (then they do
-//! not execute). Fan-out nodes run on their mocks; without one they are refused up front unless `ANTHROPIC_API_KEY`
-//! is set (cairn never calls a model itself, so such a node then stops the test with `missing_mock` when reached).
+//! visit; a list answers visit *n* with element *n*−1. Scripts and subworkflow nodes may be mocked too: the test's
+//! effect runner (`Mocked`) answers them from their mock, and hands those without one to the real `Executor`.
+//! Fan-out nodes run on their mocks; without one they are refused up front unless `ANTHROPIC_API_KEY` is set (cairn
+//! never calls a model itself, so such a node then stops the test with `missing_mock` when reached).
 
 use std::time::{Duration, Instant};
 
