@@ -3,11 +3,10 @@
 //! This module adds only what needs roscoe: the model `answer_docs` suggests (the default of the global
 //! `roscoe.yaml`), and the check that every workflow sample of the docs is valid.
 
-pub use cairn_docs::{
-    AnswerPrompt, Asked, AskedSection, Citation, Doc, DocSummary, DocsError, SearchHit,
-};
+pub use cairn_docs::{AnswerPrompt, Asked, AskedSection, Citation, Doc, DocSummary, SearchHit};
 
 use crate::authoring_guide::BUILTIN_DEFAULT_MODEL;
+use crate::error::Error;
 use crate::scope::Scope;
 use crate::service::Service;
 
@@ -18,13 +17,13 @@ impl Service {
     }
 
     /// `get_doc`: one page's front matter and markdown.
-    pub fn get_doc(&self, slug: &str) -> Result<Doc, DocsError> {
-        cairn_docs::get(slug)
+    pub fn get_doc(&self, slug: &str) -> Result<Doc, Error> {
+        cairn_docs::get(slug).map_err(Error::from)
     }
 
     /// `search_docs`: the best `limit` sections for `query`, each with a snippet.
-    pub fn search_docs(&self, query: &str, limit: Option<usize>) -> Result<Vec<SearchHit>, DocsError> {
-        cairn_docs::search(query, limit)
+    pub fn search_docs(&self, query: &str, limit: Option<usize>) -> Result<Vec<SearchHit>, Error> {
+        cairn_docs::search(query, limit).map_err(Error::from)
     }
 
     /// `ask_docs`: the best sections for `question`, whole, packed within `budget_chars` and `max_sections`.
@@ -33,18 +32,25 @@ impl Service {
         question: &str,
         budget_chars: Option<usize>,
         max_sections: Option<usize>,
-    ) -> Result<Asked, DocsError> {
-        cairn_docs::ask(question, budget_chars, max_sections)
+    ) -> Result<Asked, Error> {
+        cairn_docs::ask(question, budget_chars, max_sections).map_err(Error::from)
     }
 
     /// `answer_docs`: `ask_docs`, then a citation-required prompt for the host, suggesting the default model of the
     /// global `roscoe.yaml` (the built-in default when it has none or cannot be read).
-    pub fn answer_docs(&self, question: &str, budget_chars: Option<usize>) -> Result<AnswerPrompt, DocsError> {
+    pub fn answer_docs(&self, question: &str, budget_chars: Option<usize>) -> Result<AnswerPrompt, Error> {
         cairn_docs::answer(question, budget_chars, || {
             self.models(&Scope::Global)
                 .map(|m| m.default)
                 .unwrap_or_else(|_| BUILTIN_DEFAULT_MODEL.to_owned())
         })
+        .map_err(Error::from)
+    }
+}
+
+impl From<cairn_docs::DocsError> for Error {
+    fn from(error: cairn_docs::DocsError) -> Error {
+        Error::refused(error.code, error.message)
     }
 }
 

@@ -1,15 +1,19 @@
-//! The one error type of the roscoe service: scope errors (§3) and the workflow writers' `WriterErrorCode`s (§13, §19).
+//! The one error type of cairn-roscoe: scope errors (§3), the workflow writers' `WriterErrorCode`s (§13, §19), the
+//! refusals of the run engine and of the run and docs tools, server failures, and failed skill-conversion stages.
 //!
 //! Every variant has a stable code ([`Error::as_code`]) — the seed's spelling: `CWD_REQUIRED`, `CWD_GLOBAL_CONFLICT`,
-//! `CWD_INVALID` for scopes, lower-case writer codes (`not_found`, `conflict`, …) for workflow files — and a message
-//! that says what to do. [`Error::body`] is the seed's error object (`{ error, code, cwd?, details?, referencedBy?,
-//! path? }`); turning it into an MCP or HTTP response is the tool layer's job, not this module's.
+//! `CWD_INVALID` for scopes, lower-case codes (`not_found`, `conflict`, `stale_step`, …) for the rest — and a message
+//! that says what to do. [`Error::body`] is the error object the tools and REST return: the seed's `{ error, code,
+//! cwd?, details?, referencedBy?, path?, …extra }`, or for a skill stage `{ ok: false, stage, message, error, code,
+//! details?, rawModelOutput? }`. Turning it into an MCP result or an HTTP status is the adapters' job: run tools
+//! answer every error but [`Error::Internal`] as a normal result, the others as `isError`.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use crate::engine::Rejection;
 use crate::sources::Source;
 
 /// A subworkflow node that points at a workflow (`list_workflow_references`, `delete_workflow`'s refusal).
@@ -24,8 +28,22 @@ pub struct Referrer {
     pub source: Source,
 }
 
+/// The step of a skill conversion that failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Finding and reading the skill, the id or the source.
+    Resolve,
+    /// Finding the workflow YAML in the completion.
+    Parse,
+    /// Schema and integrity validation.
+    Validate,
+    /// Writing the workflow and its scripts.
+    Write,
+}
+
 /// Why a roscoe operation failed.
-#[derive(Debug, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Error {
     /// Neither `cwd` nor `global: true` was given.
     #[error("pass `cwd` (the absolute path of the project you are working in) or `global: true`")]
@@ -125,6 +143,37 @@ pub enum Error {
     /// The caller lacks a scope this needs (writing a workflow with `script` nodes needs `roscoe:exec`).
     #[error("{0}")]
     InsufficientScope(String),
+    /// A request refused with a code of its own: the run engine's (`stale_step`, `wrong_tool`, `terminal`,
+    /// `not_paused`, …), the run tools' (`Run not found.` as `not_found`, `workflow_not_found`, `invalid_config`), the
+    /// docs tools' (`not_found`, `no_sections`); `extra` holds the body's further fields (`expectedTool`, `details`, …).
+    #[error("{message}")]
+    Refused {
+        /// The stable code.
+        code: &'static str,
+        /// What happened and what to do.
+        message: String,
+        /// Further fields of the error body, in order.
+        extra: Map<String, Value>,
+    },
+    /// A server failure (the database), not a problem with the request: `internal`.
+    #[error("{0}")]
+    Internal(String),
+    /// A skill conversion failed at `stage`: the seed's `{ ok: false, stage, message, rawModelOutput? }`, plus `error`
+    /// (the same sentence), the stable `code` (`skill_not_found`, `no_workflow_yaml`, `integrity_error`, …) and
+    /// `details` (one line per validation problem).
+    #[error("{message}")]
+    Stage {
+        /// Where it failed.
+        stage: Stage,
+        /// The stable code.
+        code: &'static str,
+        /// What went wrong and what to do.
+        message: String,
+        /// One line per validation problem.
+        details: Vec<String>,
+        /// The completion as received (parse and validate failures).
+        raw_model_output: Option<String>,
+    },
 }
 
 fn not_found_message(id: &str, source: Option<Source>) -> String {
@@ -154,7 +203,14 @@ impl Error {
             Error::Referenced { .. } => "referenced",
             Error::InvalidInput(_) => "invalid_input",
             Error::InsufficientScope(_) => "insufficient_scope",
+            Error::Refused { code, .. } | Error::Stage { code, .. } => code,
+            Error::Internal(_) => "internal",
         }
+    }
+
+    /// Whether this is a server failure rather than a problem with the request.
+    pub fn is_internal(&self) -> bool {
+        matches!(self, Error::Internal(_))
     }
 
     /// Whether this is one of the scope errors (`{ error, code, cwd? }`).
@@ -165,8 +221,19 @@ impl Error {
         )
     }
 
-    /// The seed's error object: `{ error, code }` plus `cwd`, `details`, `referencedBy` or `path` where they apply.
+    /// The error object: `{ error, code }` plus `cwd`, `details`, `referencedBy`, `path` or a refusal's extra fields
+    /// where they apply; a skill stage's `{ ok: false, stage, message, error, code, details?, rawModelOutput? }`.
     pub fn body(&self) -> Value {
+        if let Error::Stage { stage, code, message, details, raw_model_output } = self {
+            let mut body = json!({ "ok": false, "stage": stage, "message": message, "error": message, "code": code });
+            if !details.is_empty() {
+                body["details"] = json!(details);
+            }
+            if let Some(output) = raw_model_output {
+                body["rawModelOutput"] = json!(output);
+            }
+            return body;
+        }
         let mut body = Map::new();
         body.insert("error".into(), json!(self.to_string()));
         body.insert("code".into(), json!(self.as_code()));
@@ -183,9 +250,57 @@ impl Error {
             Error::ConfirmRequired { path } | Error::Conflict { path, .. } => {
                 body.insert("path".into(), json!(path));
             }
+            Error::Refused { extra, .. } => body.extend(extra.clone()),
             _ => {}
         }
         Value::Object(body)
+    }
+
+    /// A refusal with `code`.
+    pub fn refused(code: &'static str, message: impl Into<String>) -> Self {
+        Error::Refused { code, message: message.into(), extra: Map::new() }
+    }
+
+    /// `Run not found.` — also for runs of another project (§3: never leak that they exist).
+    pub fn run_not_found() -> Self {
+        Error::refused("not_found", "Run not found.")
+    }
+
+    /// This refusal with the body field `key` set to `value` (other errors are returned as they are).
+    pub fn with(mut self, key: &str, value: Value) -> Self {
+        if let Error::Refused { extra, .. } = &mut self {
+            extra.insert(key.to_owned(), value);
+        }
+        self
+    }
+
+    /// A skill conversion failure at `stage`.
+    pub(crate) fn stage(stage: Stage, code: &'static str, message: String) -> Self {
+        Error::Stage { stage, code, message, details: Vec::new(), raw_model_output: None }
+    }
+
+    /// `error` as a failure of skill-conversion `stage`: its code, message and `details`.
+    pub(crate) fn at_stage(stage: Stage, error: &Error) -> Self {
+        let details = error.body().get("details").and_then(Value::as_array).map(|details| {
+            details.iter().filter_map(|d| d.as_str().map(str::to_owned)).collect()
+        });
+        Error::stage(stage, error.as_code(), error.to_string()).with_details(details.unwrap_or_default())
+    }
+
+    /// This stage failure with `details`.
+    pub(crate) fn with_details(mut self, lines: Vec<String>) -> Self {
+        if let Error::Stage { details, .. } = &mut self {
+            *details = lines;
+        }
+        self
+    }
+
+    /// This stage failure with the model's completion as received.
+    pub(crate) fn with_output(mut self, completion: &str) -> Self {
+        if let Error::Stage { raw_model_output, .. } = &mut self {
+            *raw_model_output = Some(completion.to_owned());
+        }
+        self
     }
 
     /// An `io_error` for `action` on `path`.
@@ -195,6 +310,25 @@ impl Error {
             path: path.to_owned(),
             message: err.to_string(),
         }
+    }
+}
+
+/// The error object, as [`Error::body`].
+impl Serialize for Error {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.body().serialize(serializer)
+    }
+}
+
+impl From<Rejection> for Error {
+    fn from(rejection: Rejection) -> Self {
+        Error::Refused { code: rejection.code, message: rejection.message, extra: rejection.extra }
+    }
+}
+
+impl From<cairn_store::Error> for Error {
+    fn from(error: cairn_store::Error) -> Self {
+        Error::Internal(error.to_string())
     }
 }
 

@@ -69,7 +69,7 @@ use serde_json::{Value, json};
 
 use crate::actor::Actor;
 use crate::error::Error;
-use crate::runs::{RunError, Runs};
+use crate::runs::Runs;
 use crate::scope::Scope;
 use crate::service::Service;
 use crate::sources::Source;
@@ -179,7 +179,7 @@ impl RoscoeServer {
                 let subject = crate::runs::workflow_subject(&scope, id);
                 let changed = value.get("ok") != Some(&Value::Bool(false)) && value.get("rolledBack") != Some(&Value::Bool(true));
                 if changed && let Err(error) = self.runs.record(&actor, action, &subject, json!({})).await {
-                    tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {}", error.message);
+                    tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {error}");
                 }
                 success(value)
             }
@@ -226,7 +226,7 @@ impl RoscoeServer {
     where
         T: Serialize,
         F: FnOnce(Runs, Scope) -> Fut,
-        Fut: Future<Output = Result<T, RunError>>,
+        Fut: Future<Output = Result<T, Error>>,
     {
         let resolved =
             tokio::task::spawn_blocking(move || Scope::resolve(scope.cwd.as_deref(), scope.global)).await;
@@ -237,7 +237,7 @@ impl RoscoeServer {
         };
         match operation(self.runs.clone(), scope).await {
             Ok(value) => success(serde_json::to_value(value).expect("run results serialize")),
-            Err(error) if error.internal => failure(error.body()),
+            Err(error) if error.is_internal() => failure(error.body()),
             Err(error) => success(error.body()),
         }
     }
@@ -375,7 +375,7 @@ fn staged(mut result: CallToolResult) -> CallToolResult {
 }
 
 /// A docs tool's outcome: the result, or its `{ error, code }` as an `isError` result.
-fn docs_result<T: Serialize>(outcome: Result<T, crate::docs::DocsError>) -> CallToolResult {
+fn docs_result<T: Serialize>(outcome: Result<T, Error>) -> CallToolResult {
     match outcome {
         Ok(value) => success(serde_json::to_value(value).expect("docs results serialize")),
         Err(error) => failure(error.body()),

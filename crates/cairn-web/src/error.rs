@@ -6,8 +6,6 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use cairn_roscoe::docs::DocsError;
-use cairn_roscoe::runs::RunError;
 use serde_json::{Value, json};
 
 /// An error answered as JSON.
@@ -45,34 +43,14 @@ impl IntoResponse for ApiError {
 impl From<cairn_roscoe::Error> for ApiError {
     fn from(error: cairn_roscoe::Error) -> ApiError {
         let status = match error.as_code() {
-            "not_found" => StatusCode::NOT_FOUND,
-            "insufficient_scope" => StatusCode::FORBIDDEN,
-            "conflict" | "referenced" => StatusCode::CONFLICT,
+            _ if error.is_internal() => StatusCode::INTERNAL_SERVER_ERROR,
             "io_error" => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::BAD_REQUEST,
-        };
-        ApiError { status, body: error.body() }
-    }
-}
-
-impl From<RunError> for ApiError {
-    fn from(error: RunError) -> ApiError {
-        let status = match error.code.as_str() {
-            _ if error.internal => StatusCode::INTERNAL_SERVER_ERROR,
             "not_found" | "workflow_not_found" => StatusCode::NOT_FOUND,
             "insufficient_scope" => StatusCode::FORBIDDEN,
-            "terminal" | "not_paused" | "not_running" | "not_retryable" | "stale_step" | "wrong_tool" => {
-                StatusCode::CONFLICT
-            }
+            "conflict" | "referenced" | "terminal" | "not_paused" | "not_running" | "not_retryable" | "stale_step"
+            | "wrong_tool" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         };
-        ApiError { status, body: error.body() }
-    }
-}
-
-impl From<DocsError> for ApiError {
-    fn from(error: DocsError) -> ApiError {
-        let status = if error.code == "not_found" { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };
         ApiError { status, body: error.body() }
     }
 }
@@ -96,9 +74,9 @@ mod tests {
 
     #[test]
     fn statuses_follow_the_codes_and_bodies_keep_each_surfaces_shape() {
-        let e = ApiError::from(RunError::not_found());
+        let e = ApiError::from(cairn_roscoe::Error::run_not_found());
         assert_eq!((e.status, e.code(), e.message()), (StatusCode::NOT_FOUND, "not_found", "Run not found."));
-        let e = ApiError::from(RunError::user("terminal", "the run has ended"));
+        let e = ApiError::from(cairn_roscoe::Error::refused("terminal", "the run has ended"));
         assert_eq!(e.status, StatusCode::CONFLICT);
         let e = ApiError::from(cairn_roscoe::Error::NoRepoSource);
         assert_eq!((e.status, e.code()), (StatusCode::BAD_REQUEST, "no_repo_source"));

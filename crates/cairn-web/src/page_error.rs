@@ -31,7 +31,7 @@ macro_rules! page_error_from {
         }
     )*};
 }
-page_error_from!(cairn_roscoe::Error, cairn_roscoe::runs::RunError, cairn_roscoe::docs::DocsError, cairn_work::Error);
+page_error_from!(cairn_roscoe::Error, cairn_work::Error);
 
 #[derive(Template)]
 #[template(path = "error.html")]

@@ -41,7 +41,7 @@ pub async fn run(command: RoscoeCommand) -> anyhow::Result<()> {
                 match runs.sweep_test_runs().await {
                     Ok(0) => {}
                     Ok(n) => tracing::info!("deleted {n} orphaned test run(s)"),
-                    Err(error) => tracing::warn!("could not sweep orphaned test runs: {}", error.message),
+                    Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
                 }
             }
             cairn_mcp::serve_stdio(RoscoeServer::new(service, runs)).await?;

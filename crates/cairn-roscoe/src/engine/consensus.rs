@@ -114,19 +114,8 @@ pub(super) fn answer(
     pending_step: &PendingStep,
     responses: Vec<String>,
 ) -> Result<Step, Rejection> {
-    let agents = pending_step.agents.clone().unwrap_or_default();
-    if responses.len() != agents.len() {
-        return Err(Rejection::new(
-            "wrong_response_count",
-            format!("Expected {} responses, got {}", agents.len(), responses.len()),
-        ));
-    }
-    for (agent, response) in agents.iter().zip(&responses) {
-        engine.charge(&agent.model, &agent.prompt, response);
-    }
-    let open = engine.run.open.as_mut().expect("open");
-    open.attempts += 1;
-    let state = open.phase_state.clone();
+    let agents = engine.count_responses(pending_step, &responses)?;
+    let state = engine.run.open.as_ref().expect("open").phase_state.clone();
     let mode = state["mode"].as_str().unwrap_or("gate").to_owned();
     let phase = pending_step.consensus_phase.clone().unwrap_or_default();
     if mode == "most_consistent" {

@@ -103,17 +103,7 @@ pub(super) fn answer(
     pending_step: &PendingStep,
     responses: Vec<String>,
 ) -> Result<Step, Rejection> {
-    let agents = pending_step.agents.clone().unwrap_or_default();
-    if responses.len() != agents.len() {
-        return Err(Rejection::new(
-            "wrong_response_count",
-            format!("Expected {} responses, got {}", agents.len(), responses.len()),
-        ));
-    }
-    for (agent, response) in agents.iter().zip(&responses) {
-        engine.charge(&agent.model, &agent.prompt, response);
-    }
-    engine.run.open.as_mut().expect("open").attempts += 1;
+    let agents = engine.count_responses(pending_step, &responses)?;
     let phase = pending_step.map_phase.clone().unwrap_or_default();
     let state = engine.run.open.as_ref().expect("open").phase_state.clone();
     match phase.as_str() {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use cairn_store::runs::{NodeRunRow, RunRow};
 use serde_json::Value;
 
-use super::RunError;
+use crate::error::Error;
 use crate::definition::{self, Workflow};
 use crate::engine::{Context, Cost, ModelSettings, NodeRun, PendingStep, Run, RunStatus};
 
@@ -30,15 +30,15 @@ impl SnapshotCache {
         &self,
         workflow_id: &str,
         snapshot: &str,
-    ) -> Result<Decoded, RunError> {
+    ) -> Result<Decoded, Error> {
         if let Some(found) = self.parsed.lock().expect("cache lock").get(snapshot) {
             return Ok(found.clone());
         }
         let value: Value = serde_json::from_str(snapshot)
-            .map_err(|e| RunError::internal(format!("run snapshot is not JSON: {e}")))?;
+            .map_err(|e| Error::Internal(format!("run snapshot is not JSON: {e}")))?;
         let config = serde_json::to_string(&value["workflow"]).unwrap_or_default();
         let workflow = definition::parse(&config, Some(workflow_id)).map_err(|errors| {
-            RunError::internal(format!(
+            Error::Internal(format!(
                 "the run's workflow snapshot no longer parses ({} problem(s))",
                 errors.len()
             ))
@@ -69,10 +69,10 @@ pub(crate) fn run_from_row(
     row: &RunRow,
     open: Option<&NodeRunRow>,
     cache: &SnapshotCache,
-) -> Result<Run, RunError> {
+) -> Result<Run, Error> {
     let (workflow, models) = cache.decode(&row.workflow_id, &row.workflow_snapshot)?;
     let status = RunStatus::from_name(&row.status)
-        .ok_or_else(|| RunError::internal(format!("run {} has status '{}'", row.id, row.status)))?;
+        .ok_or_else(|| Error::Internal(format!("run {} has status '{}'", row.id, row.status)))?;
     let context: Context = serde_json::from_str(&row.context).unwrap_or_default();
     let pending: Option<PendingStep> = row
         .pending_step

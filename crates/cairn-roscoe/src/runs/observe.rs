@@ -12,7 +12,8 @@ use cairn_store::observe;
 use tokio::sync::broadcast;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::{RunError, Runs};
+use super::Runs;
+use crate::error::Error;
 
 /// A project runs were started in (a project becomes known when a run starts there), with its top-level run count.
 pub use cairn_store::observe::ProjectRow as KnownProject;
@@ -22,25 +23,25 @@ pub use cairn_store::observe::EventRow as LoggedEvent;
 
 impl Runs {
     /// Every project runs were started in, most recently used first, with its top-level run count.
-    pub async fn known_projects(&self) -> Result<Vec<KnownProject>, RunError> {
+    pub async fn known_projects(&self) -> Result<Vec<KnownProject>, Error> {
         let mut conn = self.store().read().await?;
         Ok(observe::projects(&mut conn).await?)
     }
 
     /// The project `id`, if runs were started in it.
-    pub async fn known_project(&self, id: &str) -> Result<Option<KnownProject>, RunError> {
+    pub async fn known_project(&self, id: &str) -> Result<Option<KnownProject>, Error> {
         let mut conn = self.store().read().await?;
         Ok(observe::project(&mut conn, id).await?)
     }
 
     /// How many top-level runs were started in the global namespace.
-    pub async fn global_run_count(&self) -> Result<i64, RunError> {
+    pub async fn global_run_count(&self) -> Result<i64, Error> {
         let mut conn = self.store().read().await?;
         Ok(observe::global_run_count(&mut conn).await?)
     }
 
     /// How many events the tree of `run_id` has logged (0 for an unknown run).
-    pub async fn tree_event_count(&self, run_id: &str) -> Result<i64, RunError> {
+    pub async fn tree_event_count(&self, run_id: &str) -> Result<i64, Error> {
         let mut conn = self.store().read().await?;
         Ok(observe::tree_event_count(&mut conn, run_id).await?)
     }
@@ -67,7 +68,7 @@ pub struct TreeWatcher {
 
 impl TreeWatcher {
     /// Waits until the log has grown past what was seen. Cancel-safe: dropped while waiting, it loses nothing.
-    pub async fn changed(&mut self) -> Result<(), RunError> {
+    pub async fn changed(&mut self) -> Result<(), Error> {
         loop {
             let count = self.runs.tree_event_count(&self.run_id).await?;
             if count != self.count {
@@ -101,7 +102,7 @@ impl TreeWatcher {
     }
 
     /// The events not returned before (all of them the first time), oldest first.
-    pub async fn new_events(&mut self) -> Result<Vec<LoggedEvent>, RunError> {
+    pub async fn new_events(&mut self) -> Result<Vec<LoggedEvent>, Error> {
         let mut conn = self.runs.store().read().await?;
         let all = observe::tree_events(&mut conn, &self.run_id).await?;
         self.count = self.count.max(all.len() as i64);

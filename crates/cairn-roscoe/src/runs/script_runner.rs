@@ -1,7 +1,7 @@
 //! Running a script node's process (§7.1): its own process group, stdin closed, stdout and stderr captured (1 MiB
 //! each), the `ROSCOE_*` environment with a private context file, a time limit (SIGTERM to the group, SIGKILL 5 s
-//! later) and retries with backoff. Killing a group on cancel goes through [`kill_group`], which works from any
-//! process on the machine.
+//! later) and retries with backoff. Killing a group on cancel goes through [`kill_group`] (or [`kill_later`]: SIGTERM,
+//! then SIGKILL after the grace), which works from any process on the machine.
 //!
 //! On Linux the process started is a [`supervisor`](super::supervisor) that runs the script as its child: it stops
 //! the script's whole tree (processes that left the group with `setsid` included) on timeout, cancel, the script's
@@ -164,6 +164,20 @@ pub(crate) fn kill_group(pid: u32, hard: bool) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+/// SIGTERM to the process group of a script of `run_id` now (on Linux its supervisor then stops the whole tree), SIGKILL
+/// to the group once the grace is over — if that script runs on this machine; one on another node's machine is stopped
+/// by its own node when its lease renewal finds the run over.
+pub(crate) fn kill_later(pid: u32, run_id: &str) {
+    if !is_script_of(pid, run_id) {
+        return;
+    }
+    kill_group(pid, false);
+    tokio::spawn(async move {
+        tokio::time::sleep(GRACE).await;
+        kill_group(pid, true);
+    });
 }
 
 /// Whether process group leader `pid` on this machine is a script of run `run_id` (it, or on Linux the script its

@@ -3,9 +3,10 @@
 //! its scripts; the run tree is deleted afterwards whatever happened.
 //!
 //! Mocks are keyed by node id (`<subworkflow node>/<child node>` inside child runs). A single mock answers every
-//! visit; a list answers visit *n* with element *n*−1. Scripts and subworkflow nodes may be mocked too (then they do
-//! not execute). Fan-out nodes run on their mocks; without one they are refused up front unless `ANTHROPIC_API_KEY`
-//! is set (cairn never calls a model itself, so such a node then stops the test with `missing_mock` when reached).
+//! visit; a list answers visit *n* with element *n*−1. Scripts and subworkflow nodes may be mocked too: the test's
+//! effect runner (`Mocked`) answers them from their mock, and hands those without one to the real `Executor`.
+//! Fan-out nodes run on their mocks; without one they are refused up front unless `ANTHROPIC_API_KEY` is set (cairn
+//! never calls a model itself, so such a node then stops the test with `missing_mock` when reached).
 
 use std::time::{Duration, Instant};
 
@@ -13,10 +14,15 @@ use cairn_store::runs as rows;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::{Prepared, RunError, Runs, Starter, view};
+use super::drive::EffectRunner;
+use super::effects::Executor;
+use super::prepare::{Prepared, Starter};
+use super::tree::Tree;
+use super::{Runs, view};
 use crate::actor::Actor;
 use crate::definition::{self, NodeType};
-use crate::engine::{Answer, Event, PendingStep, RunStatus, ScriptResult};
+use crate::engine::{Answer, ChildJob, Event, PendingStep, Run, RunStatus, ScriptJob, ScriptResult};
+use crate::error::Error;
 use crate::scope::Scope;
 use crate::sources::{Source, Sources};
 
@@ -87,7 +93,44 @@ impl TestOutcome {
     }
 }
 
+/// The effects of a test run: mocks stand in for the scripts and subworkflow nodes that have one, the rest are
+/// carried out for real.
+struct Mocked<'m> {
+    mocks: &'m Map<String, Value>,
+}
+
+impl Mocked<'_> {
+    /// The mock of node `node_id` of `run` for its current visit.
+    async fn mock(&self, runs: &Runs, run: &Run, node_id: &str) -> Result<Option<Value>, Error> {
+        let key = format!("{}{node_id}", runs.mock_prefix(run.parent_node_run_id.clone()).await?);
+        let visit = run.open.as_ref().map_or(1, |open| open.iteration);
+        Ok(for_visit(self.mocks.get(&key), visit).cloned())
+    }
+}
+
+impl EffectRunner for Mocked<'_> {
+    async fn run_script(&self, runs: &Runs, run: &Run, job: &ScriptJob) -> Result<ScriptResult, Error> {
+        match self.mock(runs, run, &job.node_id).await? {
+            Some(mock) => Ok(script_result(&mock, &job.success_codes)),
+            None => Executor.run_script(runs, run, job).await,
+        }
+    }
+
+    async fn start_child(&self, runs: &Runs, run: &Run, job: &ChildJob) -> Result<(String, Event), Error> {
+        let mock = match &run.open {
+            Some(open) => self.mock(runs, run, &open.node_id).await?,
+            None => None,
+        };
+        let Some(mock) = mock else { return Executor.start_child(runs, run, job).await };
+        let (status, output) = child_outcome(&mock);
+        let error = (status != RunStatus::Completed).then(|| "mocked failure".to_owned());
+        let child_run_id = job.child_run_id.clone();
+        Ok((run.id.clone(), Event::ChildFinished { child_run_id, status, output, error, error_code: None }))
+    }
+}
+
 /// How a paused test run continues.
+#[allow(clippy::large_enum_variant, reason = "one value per pause, matched at once")]
 enum Next {
     Answer(String, Answer),
     Missing(PendingStep),
@@ -95,7 +138,7 @@ enum Next {
 
 impl Runs {
     /// `test_workflow`.
-    pub async fn test_workflow(&self, scope: &Scope, request: TestRequest, actor: &Actor) -> Result<TestOutcome, RunError> {
+    pub async fn test_workflow(&self, scope: &Scope, request: TestRequest, actor: &Actor) -> Result<TestOutcome, Error> {
         let timeout = request.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS);
         if !(1..=MAX_TIMEOUT_MS).contains(&timeout) {
             return Ok(TestOutcome::failure("invalid_input", "`timeout_ms` must be between 1 and 600000"));
@@ -118,7 +161,7 @@ impl Runs {
         let starter = Starter { origin: "test".into(), name: Some(actor.name.clone()), exec_allowed: actor.may_exec };
         let row = match self.new_run_row(scope, &prepared, request.input.as_ref(), &starter, "test", None) {
             Ok(row) => row,
-            Err(error) => return Ok(TestOutcome::failure(&error.code, error.message)),
+            Err(error) => return Ok(TestOutcome::failure(error.as_code(), error.to_string())),
         };
         let run_id = row.id.clone();
         self.insert(&row).await?;
@@ -129,7 +172,7 @@ impl Runs {
         let mut outcome = match driven {
             Ok(Ok(None)) => TestOutcome { ok: true, ..TestOutcome::default() },
             Ok(Ok(Some(step))) => {
-                let _ = self.cancel_tree(&run_id, Some("test stopped: missing mock".into())).await;
+                let _ = self.cancel_tree(&mut Tree::unread(&run_id), Some("test stopped: missing mock".into())).await;
                 TestOutcome {
                     node_id: Some(step.node_id.clone()),
                     node_type: Some(step.node_type.clone()),
@@ -143,11 +186,11 @@ impl Runs {
                 }
             }
             Ok(Err(error)) => {
-                let _ = self.cancel_tree(&run_id, Some("test stopped: runner error".into())).await;
-                TestOutcome::failure("runner_error", error.message)
+                let _ = self.cancel_tree(&mut Tree::unread(&run_id), Some("test stopped: runner error".into())).await;
+                TestOutcome::failure("runner_error", error.to_string())
             }
             Err(_) => {
-                let _ = self.cancel_tree(&run_id, Some(format!("test timed out after {timeout} ms"))).await;
+                let _ = self.cancel_tree(&mut Tree::unread(&run_id), Some(format!("test timed out after {timeout} ms"))).await;
                 TestOutcome::failure("timeout", format!("the run did not finish within timeout_ms ({timeout} ms); it was cancelled"))
             }
         };
@@ -240,26 +283,27 @@ impl Runs {
     }
 
     /// Drives a test run, answering each pause from `mocks`; `Some(step)` when a step has no mock.
-    async fn drive_test(&self, run_id: &str, mocks: &Map<String, Value>) -> Result<Option<PendingStep>, RunError> {
-        self.drive_mocked(run_id, Event::Start, Some(mocks)).await?;
+    async fn drive_test(&self, run_id: &str, mocks: &Map<String, Value>) -> Result<Option<PendingStep>, Error> {
+        let mocked = Mocked { mocks };
+        self.drive_with(run_id, Event::Start, &mocked, &mut Tree::unread(run_id)).await?;
         loop {
             let tree = self.tree(run_id).await?;
-            let root = tree.iter().find(|r| r.id == run_id).ok_or_else(RunError::not_found)?;
+            let root = tree.iter().find(|r| r.id == run_id).ok_or_else(Error::run_not_found)?;
             if root.status != "paused" {
                 return Ok(None);
             }
             let owner = view::deepest(&tree, run_id);
             let Some(step) = owner.pending_step.as_deref().and_then(|p| serde_json::from_str::<PendingStep>(p).ok())
             else {
-                return Err(RunError::internal(format!("run {} is paused without a pending step", owner.id)));
+                return Err(Error::Internal(format!("run {} is paused without a pending step", owner.id)));
             };
             let key = format!("{}{}", self.mock_prefix(owner.parent_node_run_id.clone()).await?, step.node_id);
             match next(&step, mocks.get(&key)) {
                 Next::Missing(step) => return Ok(Some(step)),
                 Next::Answer(node_id, answer) => {
                     let event = Event::Answer { node_id: Some(node_id), answer };
-                    if let Err(error) = self.drive_mocked(&owner.id, event, Some(mocks)).await {
-                        return Err(RunError::internal(format!("the mock for '{key}' was refused: {}", error.message)));
+                    if let Err(error) = self.drive_with(&owner.id, event, &mocked, &mut Tree::unread(run_id)).await {
+                        return Err(Error::Internal(format!("the mock for '{key}' was refused: {error}")));
                     }
                 }
             }
@@ -267,7 +311,7 @@ impl Runs {
     }
 
     /// `<subworkflow node>/…/` of a run inside a test tree (empty for the root).
-    pub(super) async fn mock_prefix(&self, parent_node_run_id: Option<String>) -> Result<String, RunError> {
+    async fn mock_prefix(&self, parent_node_run_id: Option<String>) -> Result<String, Error> {
         let mut prefix = String::new();
         let mut node_run = parent_node_run_id;
         let mut conn = self.inner.store.read().await?;
@@ -279,13 +323,13 @@ impl Runs {
         Ok(prefix)
     }
 
-    async fn tree(&self, root_id: &str) -> Result<Vec<rows::RunRow>, RunError> {
+    async fn tree(&self, root_id: &str) -> Result<Vec<rows::RunRow>, Error> {
         let mut conn = self.inner.store.read().await?;
         Ok(rows::runs_in_tree(&mut conn, root_id).await?)
     }
 
     /// The root's status and its node trace, child runs inlined under their subworkflow node.
-    async fn trace(&self, root_id: &str) -> Result<(String, Vec<Value>), RunError> {
+    async fn trace(&self, root_id: &str) -> Result<(String, Vec<Value>), Error> {
         let tree = self.tree(root_id).await?;
         let status = tree.iter().find(|r| r.id == root_id).map(|r| r.status.clone()).unwrap_or_default();
         let mut conn = self.inner.store.read().await?;
@@ -308,7 +352,7 @@ impl Runs {
         Ok((status, root.as_array().cloned().unwrap_or_default()))
     }
 
-    async fn delete_tree(&self, root_id: &str) -> Result<(), RunError> {
+    async fn delete_tree(&self, root_id: &str) -> Result<(), Error> {
         let mut tx = rows::begin(&self.inner.store).await?;
         rows::delete_run_tree(&mut tx, root_id).await?;
         rows::commit(tx).await?;
@@ -317,7 +361,7 @@ impl Runs {
 }
 
 /// The mock for visit `iteration`: a list gives element `iteration - 1`, anything else answers every visit.
-pub(super) fn for_visit(mock: Option<&Value>, iteration: u32) -> Option<&Value> {
+fn for_visit(mock: Option<&Value>, iteration: u32) -> Option<&Value> {
     match mock? {
         Value::Array(list) => list.get(iteration.saturating_sub(1) as usize),
         other => Some(other),
@@ -440,7 +484,7 @@ fn shortcut(step: &PendingStep, winner: &Value) -> Map<String, Value> {
 }
 
 /// A script mock as the script's result.
-pub(super) fn script_result(mock: &Value, success_codes: &[i32]) -> ScriptResult {
+fn script_result(mock: &Value, success_codes: &[i32]) -> ScriptResult {
     let code = mock.get("exitCode").and_then(Value::as_i64).unwrap_or(0) as i32;
     ScriptResult {
         exit_code: Some(code),
@@ -453,7 +497,7 @@ pub(super) fn script_result(mock: &Value, success_codes: &[i32]) -> ScriptResult
 }
 
 /// A subworkflow mock (`{ status, output }`) as the child's outcome.
-pub(super) fn child_outcome(mock: &Value) -> (RunStatus, Option<Value>) {
+fn child_outcome(mock: &Value) -> (RunStatus, Option<Value>) {
     let status = match mock.get("status").and_then(Value::as_str) {
         Some("failed") => RunStatus::Failed,
         _ => RunStatus::Completed,

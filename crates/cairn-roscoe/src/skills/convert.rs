@@ -7,7 +7,7 @@
 //! workflow's asset folder and writes the file atomically. Each failure names its stage (`resolve`, `parse`,
 //! `validate`, `write`); parse and validate failures carry the raw model output so the host can repair or re-run.
 //!
-//! This file holds the requests, results and [`StageFailure`] both steps share, and reading the skill's bundle (the
+//! This file holds the requests, results and the stage failures both steps share, and reading the skill's bundle (the
 //! `resolve` stage of both); [`prompt`] builds the converter prompt (`convert_skill`), and [`finalize`] runs the
 //! parse → validate → write stages (`finalize_skill_conversion`).
 
@@ -21,7 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{MAX_SKILL_BYTES, Skill, read_skill};
-use crate::error::Error;
+use crate::error::{Error, Stage};
 use crate::scope::Scope;
 use crate::service::LintWarning;
 use crate::sources::Source;
@@ -103,75 +103,8 @@ pub struct Converted {
     pub warnings: Vec<LintWarning>,
 }
 
-/// The step of a conversion that failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// Finding and reading the skill, the id or the source.
-    Resolve,
-    /// Finding the workflow YAML in the completion.
-    Parse,
-    /// Schema and integrity validation.
-    Validate,
-    /// Writing the workflow and its scripts.
-    Write,
-}
-
-/// A failed conversion step: the seed's `{ ok: false, stage, message, rawModelOutput? }`, plus cairn's `error` (the
-/// same sentence) and a stable `code`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StageFailure {
-    /// Always `false`.
-    pub ok: bool,
-    /// Where it failed.
-    pub stage: Stage,
-    /// What went wrong and what to do.
-    pub message: String,
-    /// The same sentence, under the name every roscoe error uses.
-    pub error: String,
-    /// Stable code, e.g. `skill_not_found`, `no_workflow_yaml`, `integrity_error`, `conflict`.
-    pub code: String,
-    /// One line per validation problem.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub details: Vec<String>,
-    /// The completion as received (parse and validate failures).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub raw_model_output: Option<String>,
-}
-
-impl StageFailure {
-    fn new(stage: Stage, code: &str, message: String) -> StageFailure {
-        StageFailure {
-            ok: false,
-            stage,
-            error: message.clone(),
-            message,
-            code: code.to_owned(),
-            details: Vec::new(),
-            raw_model_output: None,
-        }
-    }
-
-    fn from_error(stage: Stage, error: &Error) -> StageFailure {
-        let mut failure = StageFailure::new(stage, error.as_code(), error.to_string());
-        if let Some(details) = error.body().get("details").and_then(Value::as_array) {
-            failure.details = details
-                .iter()
-                .filter_map(|d| d.as_str().map(str::to_owned))
-                .collect();
-        }
-        failure
-    }
-
-    fn with_output(mut self, completion: &str) -> StageFailure {
-        self.raw_model_output = Some(completion.to_owned());
-        self
-    }
-}
-
 /// A failed step, boxed: the failure is large and travels up a few calls.
-fn fail<T>(failure: StageFailure) -> Result<T, Box<StageFailure>> {
+fn fail<T>(failure: Error) -> Result<T, Box<Error>> {
     Err(Box::new(failure))
 }
 
@@ -182,7 +115,7 @@ pub enum Staged<T> {
     /// The step succeeded.
     Done(T),
     /// The step failed at a stage.
-    Failed(StageFailure),
+    Failed(Error),
 }
 
 /// A skill and what its folder bundles.
@@ -198,7 +131,7 @@ struct Bundle {
 }
 
 /// The canonical skill file at `path` (absolute, or relative to the project `cwd`), or a `resolve` failure.
-fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
+fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<Error>> {
     let given = Path::new(path);
     let full = if given.is_absolute() {
         given.to_owned()
@@ -206,7 +139,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         match scope {
             Scope::Project { cwd, .. } => cwd.join(given),
             Scope::Global => {
-                return fail(StageFailure::new(
+                return fail(Error::stage(
                     Stage::Resolve,
                     "skill_not_found",
                     format!(
@@ -217,7 +150,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         }
     };
     let canonical = full.canonicalize().map_err(|_| {
-        StageFailure::new(
+        Error::stage(
             Stage::Resolve,
             "skill_not_found",
             format!(
@@ -227,7 +160,7 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
         )
     })?;
     if read_skill(&canonical).is_none() {
-        return fail(StageFailure::new(
+        return fail(Error::stage(
             Stage::Resolve,
             "not_a_skill",
             format!(
@@ -241,8 +174,8 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<StageFailure>> {
 }
 
 /// Reads the skill at the canonical `path` and lists its bundle.
-fn read_bundle(path: &Path) -> Result<Bundle, Box<StageFailure>> {
-    let unreadable = |why: String| StageFailure::new(Stage::Resolve, "not_a_skill", why);
+fn read_bundle(path: &Path) -> Result<Bundle, Box<Error>> {
+    let unreadable = |why: String| Error::stage(Stage::Resolve, "not_a_skill", why);
     let skill = read_skill(path)
         .ok_or_else(|| unreadable(format!("{} is no longer a readable skill", path.display())))?;
     let markdown = crate::files::read_regular(path, MAX_SKILL_BYTES)

@@ -176,7 +176,7 @@ pub(crate) async fn create(
 async fn record(web: &Web, actor: &Actor, action: &str, ws: &Workspace, id: &str) {
     let subject = cairn_roscoe::runs::workflow_subject(&ws.scope, id);
     if let Err(error) = web.runs.record(actor, action, &subject, Value::Object(Default::default())).await {
-        tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {}", error.message);
+        tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {error}");
     }
 }
 

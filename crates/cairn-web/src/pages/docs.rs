@@ -62,7 +62,7 @@ pub(crate) async fn list(
                     .collect();
                 (hits, None)
             }
-            Err(error) => (Vec::new(), Some(error.message)),
+            Err(error) => (Vec::new(), Some(error.to_string())),
         },
     };
     let page = ListPage { layout: layout.clone(), query: q.q, error, hits, pages: web.roscoe.list_docs() };

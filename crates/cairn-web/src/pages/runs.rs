@@ -260,7 +260,7 @@ pub(crate) struct ResumeForm {
 /// The run page of `id` (run ids are lower-case alphanumeric; anything else cannot be a run).
 fn back(id: &str, ws: &Workspace) -> Result<Redirect, PageError> {
     if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(cairn_roscoe::runs::RunError::not_found().into());
+        return Err(cairn_roscoe::Error::run_not_found().into());
     }
     Ok(Redirect::to(&format!("/runs/{id}?project={}", ws.key)))
 }

@@ -9,7 +9,7 @@ use std::path::Path;
 use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
 use serde_json::{Map, Value};
 
-use super::{Bundle, Converted, FinalizeRequest, Stage, StageFailure, Staged, fail, read_bundle, skill_file};
+use super::{Bundle, Converted, FinalizeRequest, Stage, Staged, fail, read_bundle, skill_file};
 use crate::actor::Actor;
 use crate::definition;
 use crate::error::Error;
@@ -50,22 +50,22 @@ fn finalize_staged(
     scope: &Scope,
     request: &FinalizeRequest,
     actor: &Actor,
-) -> Result<Converted, Box<StageFailure>> {
+) -> Result<Converted, Box<Error>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
-    check_id(id).map_err(|e| StageFailure::from_error(Stage::Resolve, &e))?;
+    check_id(id).map_err(|e| Error::at_stage(Stage::Resolve, &e))?;
     let bundle = read_bundle(&skill_file(scope, &request.skill_path)?)?;
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     let dir = sources
         .dir(source)
-        .map_err(|e| StageFailure::from_error(Stage::Resolve, &e))?
+        .map_err(|e| Error::at_stage(Stage::Resolve, &e))?
         .to_owned();
 
     // parse
     let completion = request.completion.as_str();
     let yaml = extract_yaml(completion).ok_or_else(|| {
-        StageFailure::new(
+        Error::stage(
             Stage::Parse,
             "no_workflow_yaml",
             "the completion holds no ```yaml block and is not a workflow itself; run the prompt again (it must end \
@@ -77,7 +77,7 @@ fn finalize_staged(
 
     // validate
     let text = with_name(&yaml, id).ok_or_else(|| {
-        StageFailure::new(
+        Error::stage(
             Stage::Validate,
             "invalid_config",
             "the YAML is not a mapping of workflow keys (name, initial, nodes, …); repair it and retry".into(),
@@ -86,7 +86,7 @@ fn finalize_staged(
     })?;
     if text.len() > MAX_FILE_BYTES {
         return fail(
-            StageFailure::new(
+            Error::stage(
                 Stage::Validate,
                 "invalid_config",
                 "the workflow is larger than 1 MiB; split it into subworkflows".into(),
@@ -97,10 +97,10 @@ fn finalize_staged(
     let subject = Subject::Body(Body::Yaml(text.clone()));
     let validated = service
         .validate_workflow(scope, &subject)
-        .map_err(|e| StageFailure::from_error(Stage::Validate, &e).with_output(completion))?;
+        .map_err(|e| Error::at_stage(Stage::Validate, &e).with_output(completion))?;
     if !validated.valid {
         let code = validated.code.unwrap_or("invalid_config");
-        let mut failure = StageFailure::new(
+        let failure = Error::stage(
             Stage::Validate,
             code,
             format!(
@@ -109,13 +109,13 @@ fn finalize_staged(
                  describe"
             ),
         )
-        .with_output(completion);
-        failure.details = validated.errors;
+        .with_output(completion)
+        .with_details(validated.errors);
         return fail(failure);
     }
     if let Some(workflow) = definition::validate(&text, &definition::Options::default()).workflow {
         allow_scripts(&workflow, id, actor)
-            .map_err(|e| StageFailure::from_error(Stage::Validate, &e).with_output(completion))?;
+            .map_err(|e| Error::at_stage(Stage::Validate, &e).with_output(completion))?;
     }
     let warnings = service
         .lint_workflow(scope, &subject)
@@ -125,7 +125,7 @@ fn finalize_staged(
     // write
     let existing = sources
         .find(source, id)
-        .map_err(|e| StageFailure::from_error(Stage::Write, &e))?;
+        .map_err(|e| Error::at_stage(Stage::Write, &e))?;
     if let Some(existing) = &existing
         && !request.overwrite
     {
@@ -134,10 +134,8 @@ fn finalize_staged(
             in_source: source,
             path: existing.path.clone(),
         };
-        let mut failure = StageFailure::from_error(Stage::Write, &conflict);
-        failure.message = format!("{conflict}; or pass `overwrite: true` to replace it");
-        failure.error = failure.message.clone();
-        return fail(failure);
+        let message = format!("{conflict}; or pass `overwrite: true` to replace it");
+        return fail(Error::stage(Stage::Write, conflict.as_code(), message));
     }
     let path = existing.map_or_else(|| dir.join(format!("{id}.yaml")), |l| l.path);
     write(&dir, &path, id, &text, &bundle)?;
@@ -235,9 +233,9 @@ fn write(
     id: &str,
     text: &str,
     bundle: &Bundle,
-) -> Result<(), Box<StageFailure>> {
+) -> Result<(), Box<Error>> {
     let io = |action: &'static str, at: &Path, e: std::io::Error| {
-        Box::new(StageFailure::from_error(
+        Box::new(Error::at_stage(
             Stage::Write,
             &Error::io(action, at, &e),
         ))

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use super::{
-    Bundle, ConvertRequest, FinalizeArgs, Handback, Stage, StageFailure, Staged, fail, read_bundle,
+    Bundle, ConvertRequest, FinalizeArgs, Handback, Stage, Staged, fail, read_bundle,
     skill_file,
 };
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, GOTCHAS, executors};
@@ -67,12 +67,12 @@ fn handback(
         None => id_from_name(&bundle.skill.name),
     };
     if let Err(e) = check_id(&id) {
-        return Ok(Staged::Failed(StageFailure::from_error(Stage::Resolve, &e)));
+        return Ok(Staged::Failed(Error::at_stage(Stage::Resolve, &e)));
     }
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     if let Err(e) = sources.dir(source) {
-        return Ok(Staged::Failed(StageFailure::from_error(Stage::Resolve, &e)));
+        return Ok(Staged::Failed(Error::at_stage(Stage::Resolve, &e)));
     }
     let model = service
         .models(scope)
@@ -96,7 +96,7 @@ fn by_name(
     scope: &Scope,
     user: &UserDirs,
     name: &str,
-) -> Result<PathBuf, Box<StageFailure>> {
+) -> Result<PathBuf, Box<Error>> {
     let wanted = name.trim().to_lowercase();
     let matches: Vec<Skill> = service
         .list_skills(scope, user, true, None)
@@ -106,7 +106,7 @@ fn by_name(
         .collect();
     match matches.as_slice() {
         [one] => Ok(one.path.clone()),
-        [] => fail(StageFailure::new(
+        [] => fail(Error::stage(
             Stage::Resolve,
             "skill_not_found",
             format!(
@@ -118,7 +118,7 @@ fn by_name(
                 .iter()
                 .map(|s| s.path.display().to_string())
                 .collect();
-            fail(StageFailure::new(
+            fail(Error::stage(
                 Stage::Resolve,
                 "ambiguous_skill",
                 format!(

@@ -1,0 +1,139 @@
+//! The effects of a step that reach outside the run, as every run but a test carries them out ([`Executor`], the
+//! production [`EffectRunner`]): a script runs as its own process group ([`script_runner`]) under a lease this
+//! process renews, with its retries, and only in a run whose starter may run scripts; a subworkflow node's child run
+//! is created from the workflow it names, then started. Server-side model calls are the next effect to come here.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use cairn_store::runs as rows;
+use serde_json::Value;
+
+use super::drive::EffectRunner;
+use super::prepare::{Starter, run_scope};
+use super::script_runner::{self, kill_later};
+use super::{Runs, lease};
+use crate::engine::{ChildJob, Event, Run, RunStatus, ScriptJob, ScriptResult};
+use crate::error::Error;
+use crate::sources::Source;
+
+/// The real effects: scripts run, child runs created.
+pub(super) struct Executor;
+
+impl EffectRunner for Executor {
+    async fn run_script(&self, runs: &Runs, run: &Run, job: &ScriptJob) -> Result<ScriptResult, Error> {
+        if !run.exec_allowed {
+            return Ok(ScriptResult {
+                spawn_error: Some(
+                    "this run was started by a principal without the roscoe:exec scope, so it runs no `script` node; \
+                     start it with a token that has roscoe:exec"
+                        .into(),
+                ),
+                attempts: 1,
+                ..ScriptResult::default()
+            });
+        }
+        Ok(runs.run_script(run, job).await)
+    }
+
+    async fn start_child(&self, runs: &Runs, run: &Run, job: &ChildJob) -> Result<(String, Event), Error> {
+        match runs.create_child(run, job).await {
+            Ok(()) => Ok((job.child_run_id.clone(), Event::Start)),
+            Err(error) if !error.is_internal() => Ok((
+                run.id.clone(),
+                Event::ChildFinished {
+                    child_run_id: job.child_run_id.clone(),
+                    status: RunStatus::Failed,
+                    output: None,
+                    error: Some(error.to_string()),
+                    error_code: Some(error.as_code().to_owned()),
+                },
+            )),
+            Err(error) => Err(error),
+        }
+    }
+}
+
+impl Runs {
+    /// Runs a script with its retries, recording each attempt's process group so any process can kill it on cancel.
+    async fn run_script(&self, run: &Run, job: &ScriptJob) -> ScriptResult {
+        let cwd = self.script_cwd(run, job);
+        // The group of the attempt running now (0 between attempts), for the lease renewal to stop.
+        let group = Arc::new(AtomicU32::new(0));
+        let renewal = lease::renew(self.inner.store.clone(), run.id.clone(), i64::from(self.inner.pid), group.clone());
+        let mut attempts = 0;
+        let mut wait = job.retry.backoff_ms as f64;
+        let result = loop {
+            attempts += 1;
+            let (sender, receiver) = tokio::sync::oneshot::channel();
+            let current = group.clone();
+            let runner = script_runner::run_once(job, &cwd, self.home(), move |pid| {
+                current.store(pid, Ordering::Relaxed);
+                let _ = sender.send(pid);
+            });
+            let record = async {
+                if let Ok(pid) = receiver.await {
+                    let started = Event::ScriptStarted { node_run_id: job.node_run_id.clone(), pid };
+                    if self.step(&run.id, started).await.is_err() {
+                        // Cancelled before the process was recorded: stop it now.
+                        kill_later(pid, &run.id);
+                    }
+                }
+            };
+            let (mut result, ()) = tokio::join!(runner, record);
+            result.attempts = attempts;
+            if result.success || attempts >= job.retry.max_attempts || !self.still_running(run, job).await {
+                break result;
+            }
+            tokio::time::sleep(Duration::from_millis(wait as u64)).await;
+            wait *= job.retry.backoff_rate;
+        };
+        renewal.abort();
+        result
+    }
+
+    async fn still_running(&self, run: &Run, job: &ScriptJob) -> bool {
+        let Ok(mut conn) = self.inner.store.read().await else { return false };
+        matches!(
+            rows::open_node_run(&mut conn, &run.id).await,
+            Ok(Some(open)) if open.id == job.node_run_id && open.status == "running"
+        )
+    }
+
+    fn script_cwd(&self, run: &Run, job: &ScriptJob) -> PathBuf {
+        let base = match &run.project_root {
+            Some(root) => PathBuf::from(root),
+            None if Path::new(&run.workflow_dir).is_dir() => PathBuf::from(&run.workflow_dir),
+            None => std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| self.home().to_owned()),
+        };
+        match &job.cwd {
+            Some(cwd) => base.join(cwd),
+            None => base,
+        }
+    }
+
+    /// Creates the child run of a subworkflow node (not yet started).
+    async fn create_child(&self, parent: &Run, job: &ChildJob) -> Result<(), Error> {
+        let scope = run_scope(parent);
+        let source = match job.source.as_deref() {
+            Some(s) => Some(s.parse::<Source>()?),
+            None => None,
+        };
+        let prepared = self.prepare(&scope, &job.workflow, source).map_err(|e| {
+            if e.as_code() == "not_found" {
+                Error::refused("workflow_not_found", format!("subworkflow '{}' was not found", job.workflow))
+            } else {
+                e
+            }
+        })?;
+        let input = Value::Object(job.inputs.clone());
+        let starter =
+            Starter { origin: parent.source.clone(), name: parent.started_by.clone(), exec_allowed: parent.exec_allowed };
+        let mut row = self.new_run_row(&scope, &prepared, Some(&input), &starter, &parent.kind, Some(parent))?;
+        row.id = job.child_run_id.clone();
+        row.parent_node_run_id = Some(job.node_run_id.clone());
+        self.insert(&row).await
+    }
+}

@@ -1,0 +1,106 @@
+//! Leases and lost runners: while a run executes (a script, most often) it is `running` under this process's id with
+//! a lease the process renews; a run whose process is gone, or whose lease ran out, has lost its runner. The next
+//! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — it is never re-executed.
+//! Human steps left unanswered past their node's `timeoutMs` fall due the same way.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use cairn_store::runs::{self as rows, RunRow};
+use cairn_store::{Backend, Store};
+
+use super::Runs;
+use super::script_runner;
+use crate::clock::now_ms;
+use crate::definition::NodeType;
+use crate::engine::PendingStep;
+use crate::error::Error;
+
+/// How long a running run's claim lasts without renewal.
+pub(super) const LEASE_MS: i64 = 30_000;
+/// How often a running script's claim is renewed.
+const RENEW_EVERY: Duration = Duration::from_secs(10);
+
+/// What has fallen due in a run tree.
+#[derive(Debug, Default)]
+pub(super) struct Overdue {
+    /// Running runs whose process is gone.
+    pub(super) lost: Vec<String>,
+    /// Human steps past their timeout: (run, paused node run).
+    pub(super) timed_out: Vec<(String, String)>,
+}
+
+impl Runs {
+    /// Marks `row` as held by this process from `now`: its owner, and a lease that lasts [`LEASE_MS`].
+    pub(super) fn hold(&self, row: &mut RunRow, now: i64) {
+        row.owner_pid = Some(i64::from(self.inner.pid));
+        row.lease_expires_at = Some(now + LEASE_MS);
+    }
+
+    /// What has fallen due in `tree` (as read): lost runners, and human steps unanswered past their node's
+    /// `timeoutMs`.
+    pub(super) async fn overdue(&self, tree: &[RunRow]) -> Result<Overdue, Error> {
+        let mut due = Overdue::default();
+        let mut conn = None;
+        for row in tree.iter().filter(|r| r.status == "paused") {
+            let Some(step) = row.pending_step.as_deref().and_then(|p| serde_json::from_str::<PendingStep>(p).ok())
+            else {
+                continue;
+            };
+            let (workflow, _) = self.inner.snapshots.decode(&row.workflow_id, &row.workflow_snapshot)?;
+            let Some(timeout) =
+                workflow.node(&step.node_id).filter(|n| n.kind == NodeType::Human).and_then(|n| n.timeout_ms)
+            else {
+                continue;
+            };
+            let conn = match &mut conn {
+                Some(conn) => conn,
+                None => conn.insert(self.inner.store.read().await?),
+            };
+            if let Some(open) = rows::open_node_run(conn, &row.id).await?
+                && now_ms() >= open.started_at + timeout as i64
+            {
+                due.timed_out.push((row.id.clone(), open.id));
+            }
+        }
+        due.lost = tree.iter().filter(|r| self.is_lost(r)).map(|r| r.id.clone()).collect();
+        Ok(due)
+    }
+
+    /// Whether `row` runs under a process that is gone: another process on this machine that no longer exists
+    /// (SQLite: one machine), or whose lease ran out.
+    fn is_lost(&self, row: &RunRow) -> bool {
+        if row.status != "running" {
+            return false;
+        }
+        let now = now_ms();
+        match row.owner_pid {
+            Some(pid) if pid as u32 == self.inner.pid => false,
+            Some(pid) => {
+                let dead = self.inner.store.backend() == Backend::Sqlite
+                    && script_runner::process_alive(pid as u32) == Some(false);
+                dead || row.lease_expires_at.is_some_and(|t| t < now)
+            }
+            None => now - row.updated_at > LEASE_MS,
+        }
+    }
+}
+
+/// Renews this process's (`pid`) lease on run `run_id` every [`RENEW_EVERY`] while a script of it runs, until
+/// aborted. Once the run is no longer this process's to run (cancelled, perhaps through another node), the script
+/// attempt running now (process group `group`, 0 between attempts) is stopped and the renewal ends.
+pub(super) fn renew(store: Store, run_id: String, pid: i64, group: Arc<AtomicU32>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(RENEW_EVERY).await;
+            let Ok(mut tx) = rows::begin(&store).await else { continue };
+            let renewed = rows::renew_lease(&mut tx, &run_id, pid, now_ms() + LEASE_MS).await;
+            let _ = rows::commit(tx).await;
+            if let Ok(false) = renewed {
+                script_runner::kill_later(group.load(Ordering::Relaxed), &run_id);
+                break;
+            }
+        }
+    })
+}
