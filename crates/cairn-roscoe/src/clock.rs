@@ -1,14 +1,11 @@
 //! Time and ids for runs: epoch milliseconds, RFC 3339 text, and lower-case ULID-style ids (26 alphanumeric
 //! characters, time-ordered) that survive Markdown unescaped (§9.4).
-//!
-//! [`SystemEnv`] is the engine's [`Env`](crate::engine::Env) in production; tests give the engine their own.
+//! The runs layer gives the engine these as its `Env` (`runs/drive.rs`); the engine's tests give it their own.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use crate::engine::Env;
 
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 
@@ -58,20 +55,6 @@ pub fn rfc3339(ms: i64) -> String {
         rem / 60 % 60,
         rem % 60
     )
-}
-
-/// The real clock and id source.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemEnv;
-
-impl Env for SystemEnv {
-    fn now(&self) -> i64 {
-        now_ms()
-    }
-
-    fn new_id(&mut self) -> String {
-        new_id()
-    }
 }
 
 #[cfg(test)]

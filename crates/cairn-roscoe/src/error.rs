@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::engine::Rejection;
-use crate::sources::Source;
+use crate::source::{Source, UnknownSource};
 
 /// A subworkflow node that points at a workflow (`list_workflow_references`, `delete_workflow`'s refusal).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -329,6 +329,12 @@ impl From<Rejection> for Error {
 impl From<cairn_store::Error> for Error {
     fn from(error: cairn_store::Error) -> Self {
         Error::Internal(error.to_string())
+    }
+}
+
+impl From<UnknownSource> for Error {
+    fn from(unknown: UnknownSource) -> Error {
+        Error::InvalidInput(unknown.to_string())
     }
 }
 

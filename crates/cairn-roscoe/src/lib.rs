@@ -44,6 +44,7 @@ pub mod scope;
 mod service;
 mod summaries;
 pub mod skills;
+pub mod source;
 pub mod sources;
 pub mod tools;
 mod yaml_edit;
@@ -56,5 +57,5 @@ pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, W
 pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::{Body, LintWarning, Service, Subject};
 pub use runs::Runs;
-pub use sources::Source;
+pub use source::Source;
 pub use tools::RoscoeServer;

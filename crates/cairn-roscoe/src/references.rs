@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::sources::Source;
+use crate::source::Source;
 
 /// One subworkflow node pointing at the id searched for.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -16,6 +16,7 @@ mod drive;
 mod effects;
 mod lease;
 pub mod observe;
+mod processes;
 mod prepare;
 mod script_runner;
 #[cfg(target_os = "linux")]
@@ -41,7 +42,7 @@ use crate::engine::{Answer, Event, Rejection, RunStatus};
 use crate::error::Error;
 use crate::scope::Scope;
 use crate::service::Service;
-use crate::sources::Source;
+use crate::source::Source;
 
 use convert::SnapshotCache;
 use effects::Executor;
@@ -344,7 +345,7 @@ impl Runs {
         for (id, owner, started_at) in candidates {
             let dead = owner.is_some_and(|pid| {
                 pid as u32 != self.inner.pid
-                    && script_runner::process_alive(pid as u32) == Some(false)
+                    && processes::process_alive(pid as u32) == Some(false)
             });
             if dead || now - started_at > 15 * 60 * 1000 {
                 let mut tx = rows::begin(&self.inner.store).await?;
@@ -412,7 +413,7 @@ impl Runs {
         if let Some(server) = server {
             let alive = server["pid"]
                 .as_u64()
-                .is_none_or(|pid| script_runner::process_alive(pid as u32) != Some(false));
+                .is_none_or(|pid| processes::process_alive(pid as u32) != Some(false));
             if alive {
                 if let Some(url) = server["url"].as_str() {
                     return url.trim_end_matches('/').to_owned();

@@ -30,7 +30,8 @@ use crate::definition::{self, Diagnostic, NodeType, Options, Severity, Stage};
 use crate::error::Error;
 use crate::references::{NodeRef, subworkflow_refs};
 use crate::scope::Scope;
-use crate::sources::{Located, MAX_FILE_BYTES, Source, Sources};
+use crate::source::Source;
+use crate::sources::{Located, MAX_FILE_BYTES, Sources};
 use crate::summaries::Summaries;
 
 /// Workflow authoring operations over the repo and global sources.

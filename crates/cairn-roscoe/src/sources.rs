@@ -5,60 +5,17 @@
 //! project scope and only when its directory does; it shadows the global source (repo-first resolution). The cairn
 //! home is passed in: nothing here reads the environment. Reading and writing workflow *contents* is the service's job.
 
-use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-use serde::{Deserialize, Serialize};
 
 use crate::definition;
 use crate::error::Error;
 use crate::files;
 use crate::scope::Scope;
+use crate::source::Source;
 
 /// The largest workflow file read or written (1 MiB, §2.1); a larger file is refused before it is read.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
-
-/// Where a workflow file lives. Orders repo before global.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Source {
-    /// `<project root>/.roscoe/workflows/`.
-    Repo,
-    /// `<cairn home>/workflows/`.
-    Global,
-}
-
-impl Source {
-    /// `"repo"` or `"global"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Repo => "repo",
-            Source::Global => "global",
-        }
-    }
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for Source {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self, Error> {
-        match s {
-            "repo" => Ok(Source::Repo),
-            "global" => Ok(Source::Global),
-            other => Err(Error::InvalidInput(format!(
-                "source '{other}' is unknown; use \"repo\" or \"global\""
-            ))),
-        }
-    }
-}
 
 /// Checks that `id` is a valid workflow id (and so a safe file stem).
 pub fn check_id(id: &str) -> Result<(), Error> {

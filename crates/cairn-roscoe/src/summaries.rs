@@ -93,7 +93,7 @@ fn read(located: &Located) -> Heading {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sources::Source;
+    use crate::source::Source;
 
     fn located(path: PathBuf) -> Located {
         Located { id: "w".into(), source: Source::Global, path }

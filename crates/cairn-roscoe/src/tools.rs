@@ -72,7 +72,7 @@ use crate::error::Error;
 use crate::runs::Runs;
 use crate::scope::Scope;
 use crate::service::Service;
-use crate::sources::Source;
+use crate::source::Source;
 
 const INSTRUCTIONS: &str = "Roscoe workflow authoring: state-machine workflows in YAML, stored per project \
 (<git root>/.roscoe/workflows/<id>.yaml, the repo source) or for the user ($CAIRN_HOME/workflows/<id>.yaml, the global \

@@ -93,7 +93,7 @@ pub(crate) fn sweep(home: &Path) {
             continue;
         };
         if server != std::process::id()
-            && super::script_runner::process_alive(server) == Some(false)
+            && super::processes::process_alive(server) == Some(false)
             && !named_by_a_live_process(&path)
         {
             let _ = fs::remove_file(&path);

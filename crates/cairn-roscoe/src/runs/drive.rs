@@ -12,10 +12,10 @@ use cairn_store::runs::{self as rows, Connection, RunRow};
 use serde_json::json;
 
 use super::convert::{node_to_row, run_from_row, run_to_row};
-use super::script_runner::kill_later;
+use super::processes::kill_later;
 use super::tree::Tree;
 use super::Runs;
-use crate::clock::{SystemEnv, now_ms};
+use crate::clock::{self, now_ms};
 use crate::engine::{self, ChildJob, Effect, Event, Outcome, Rejection, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
 
@@ -171,5 +171,19 @@ impl Runs {
             kill_later(pid, &run_id);
         }
         Ok(())
+    }
+}
+
+/// The real clock and id source the engine runs on here.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct SystemEnv;
+
+impl engine::Env for SystemEnv {
+    fn now(&self) -> i64 {
+        now_ms()
+    }
+
+    fn new_id(&mut self) -> String {
+        clock::new_id()
     }
 }

@@ -13,11 +13,12 @@ use serde_json::Value;
 
 use super::drive::EffectRunner;
 use super::prepare::{Starter, run_scope};
-use super::script_runner::{self, kill_later};
+use super::processes::kill_later;
+use super::script_runner;
 use super::{Runs, lease};
 use crate::engine::{ChildJob, Event, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
-use crate::sources::Source;
+use crate::source::Source;
 
 /// The real effects: scripts run, child runs created.
 pub(super) struct Executor;

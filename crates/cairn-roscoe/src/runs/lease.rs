@@ -11,7 +11,7 @@ use cairn_store::runs::{self as rows, RunRow};
 use cairn_store::{Backend, Store};
 
 use super::Runs;
-use super::script_runner;
+use super::processes;
 use crate::clock::now_ms;
 use crate::definition::NodeType;
 use crate::engine::PendingStep;
@@ -79,7 +79,7 @@ impl Runs {
             Some(pid) if pid as u32 == self.inner.pid => false,
             Some(pid) => {
                 let dead = self.inner.store.backend() == Backend::Sqlite
-                    && script_runner::process_alive(pid as u32) == Some(false);
+                    && processes::process_alive(pid as u32) == Some(false);
                 dead || row.lease_expires_at.is_some_and(|t| t < now)
             }
             None => now - row.updated_at > LEASE_MS,
@@ -98,7 +98,7 @@ pub(super) fn renew(store: Store, run_id: String, pid: i64, group: Arc<AtomicU32
             let renewed = rows::renew_lease(&mut tx, &run_id, pid, now_ms() + LEASE_MS).await;
             let _ = rows::commit(tx).await;
             if let Ok(false) = renewed {
-                script_runner::kill_later(group.load(Ordering::Relaxed), &run_id);
+                processes::kill_later(group.load(Ordering::Relaxed), &run_id);
                 break;
             }
         }

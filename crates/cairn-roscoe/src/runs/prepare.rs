@@ -17,7 +17,8 @@ use crate::definition::{self, Workflow};
 use crate::engine::{self, ModelSettings, Price, Run, RunStatus};
 use crate::error::Error;
 use crate::scope::Scope;
-use crate::sources::{Source, Sources};
+use crate::source::Source;
+use crate::sources::Sources;
 
 /// Who a new run is started by, as its row keeps it.
 #[derive(Debug, Clone)]

@@ -24,7 +24,8 @@ use crate::definition::{self, NodeType};
 use crate::engine::{Answer, ChildJob, Event, PendingStep, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
 use crate::scope::Scope;
-use crate::sources::{Source, Sources};
+use crate::source::Source;
+use crate::sources::Sources;
 
 /// The default and largest `timeout_ms`.
 const DEFAULT_TIMEOUT_MS: u64 = 60_000;

@@ -15,7 +15,8 @@ use crate::error::{Error, Referrer};
 use crate::files::write_atomic;
 use crate::references::subworkflow_refs;
 use crate::scope::Scope;
-use crate::sources::{Source, check_id};
+use crate::source::Source;
+use crate::sources::check_id;
 
 /// One entry of `list_workflows`.
 #[derive(Clone, Debug, PartialEq, Serialize)]

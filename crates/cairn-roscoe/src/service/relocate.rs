@@ -12,7 +12,8 @@ use crate::error::Error;
 use crate::files::{copy_tree, move_tree, write_atomic};
 use crate::references::subworkflow_refs;
 use crate::scope::Scope;
-use crate::sources::{Located, Source, Sources, check_id};
+use crate::source::Source;
+use crate::sources::{Located, Sources, check_id};
 use crate::yaml_edit::replace_scalar;
 
 /// `move_workflow`.

@@ -18,13 +18,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{MAX_SKILL_BYTES, Skill, read_skill};
 use crate::error::{Error, Stage};
 use crate::scope::Scope;
 use crate::service::LintWarning;
-use crate::sources::Source;
+use crate::source::Source;
 
 /// Bundle folders that are detected and reported but not copied.
 const SKIPPED_DIRS: [&str; 3] = ["references", "examples", "assets"];

@@ -3,7 +3,7 @@
 use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 
-use crate::sources::Source;
+use crate::source::Source;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 
