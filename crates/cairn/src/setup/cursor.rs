@@ -1,6 +1,6 @@
 //! Cursor: the project's `.cursor/mcp.json` gets `mcpServers.deepwork` and `mcpServers.roscoe` (`command`, `args`)
 //! and, with `--url`, `mcpServers.work` (`url` and an `Authorization` header with `${env:NAME}`, which Cursor fills
-//! in from the environment). deepwork finds the project through the workspace root Cursor gives it.
+//! in from the environment). deepwork finds the project through the workspace root the client gives it.
 
 use std::path::Path;
 

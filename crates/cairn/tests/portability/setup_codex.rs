@@ -1,7 +1,7 @@
 //! `cairn setup codex`: `[mcp_servers.*]` merged into `~/.codex/config.toml`, the user's comments, layout and other
 //! servers kept; a second run changes nothing; `--dry-run` writes nothing; a broken file is refused untouched.
 
-use crate::setup_run::{cairn_setup, read, setup, write};
+use crate::setup_run::{cairn_setup, read, setup, setup_with, write};
 
 const BEFORE: &str = r#"# My Codex settings.
 model = "o3"   # the one I like
@@ -64,4 +64,18 @@ fn a_codex_file_that_does_not_parse_is_refused_and_left_as_it_is() {
     let outcome = setup("cairn", home.path(), home.path(), &["codex"]);
     assert!(!outcome.success && outcome.stderr.contains("`mcp_servers` is not a table"), "{outcome:?}");
     assert_eq!(read(&file), not_a_table);
+}
+
+#[test]
+fn codex_home_and_claude_config_dir_move_the_settings_as_they_move_them_for_the_hosts() {
+    let home = tempfile::tempdir().unwrap();
+    let (codex_home, claude_dir) = (home.path().join("codex-elsewhere"), home.path().join("claude-elsewhere"));
+    let codex = setup_with("cairn", home.path(), home.path(), &["codex"], &[("CODEX_HOME", &codex_home)]);
+    assert!(codex.success && codex.stdout.starts_with(&format!("{}:", codex_home.join("config.toml").display())), "{codex:?}");
+    assert!(read(&codex_home.join("config.toml")).contains("[mcp_servers.roscoe]"));
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let claude = setup_with("cairn", home.path(), &repo, &["claude"], &[("CLAUDE_CONFIG_DIR", &claude_dir)]);
+    assert!(claude.success, "{claude:?}");
+    assert!(read(&claude_dir.join("settings.json")).contains("cairn@cairn"));
+    assert!(!home.path().join(".codex").exists() && !home.path().join(".claude").exists());
 }

@@ -15,16 +15,18 @@ pub struct Outcome {
 /// Runs `<binary> setup <args>` in `cwd` with `HOME` at `home` (and no host-specific settings folders from the
 /// environment).
 pub fn setup(binary: &str, home: &Path, cwd: &Path, args: &[&str]) -> Outcome {
+    setup_with(binary, home, cwd, args, &[])
+}
+
+/// [`setup`] with the extra environment variables `env`.
+pub fn setup_with(binary: &str, home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Outcome {
     let program = Path::new(env!("CARGO_BIN_EXE_cairn")).with_file_name(binary);
-    let output = Command::new(program)
-        .arg("setup")
-        .args(args)
-        .current_dir(cwd)
-        .env("HOME", home)
-        .env_remove("CODEX_HOME")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .output()
-        .unwrap();
+    let mut command = Command::new(program);
+    command.arg("setup").args(args).current_dir(cwd).env("HOME", home).env_remove("CODEX_HOME").env_remove("CLAUDE_CONFIG_DIR");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
     Outcome {
         success: output.status.success(),
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
