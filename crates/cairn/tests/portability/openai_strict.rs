@@ -89,10 +89,10 @@ fn check(node: &Value, path: &str, open_maps: &[String], found: &mut Vec<String>
         (None, Some(Value::Array(_))) => {}
         (t, _) => found.push(format!("{path}: needs one type or an anyOf, has type {t:?}")),
     }
-    if let Some(Value::String(format)) = map.get("format") {
-        if !FORMATS.contains(&format.as_str()) {
-            found.push(format!("{path}: format `{format}`"));
-        }
+    if let Some(Value::String(format)) = map.get("format")
+        && !FORMATS.contains(&format.as_str())
+    {
+        found.push(format!("{path}: format `{format}`"));
     }
     if map.get("type") == Some(&json!("object")) {
         let Some(Value::Object(properties)) = map.get("properties") else {

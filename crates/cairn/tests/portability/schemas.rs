@@ -56,7 +56,8 @@ fn portable_violations(schema: &Value) -> Vec<String> {
     let required: Vec<&Value> = schema["required"].as_array().into_iter().flatten().collect();
     for (name, property) in schema["properties"].as_object().into_iter().flatten() {
         let nullable = property["anyOf"].as_array().is_some_and(|v| v.contains(&json!({"type": "null"})));
-        if !required.contains(&&json!(name)) && !(nullable && property.get("default") == Some(&Value::Null)) {
+        let optional_shape = nullable && property.get("default") == Some(&Value::Null);
+        if !(required.contains(&&json!(name)) || optional_shape) {
             found.push(format!(".{name}: optional but not nullable with default null"));
         }
     }
