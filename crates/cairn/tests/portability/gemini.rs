@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::subset::Subset;
+
 /// The keywords of Gemini's Schema object.
 const KEYWORDS: &[&str] = &[
     "type", "format", "title", "description", "nullable", "enum", "items", "minItems", "maxItems", "properties",
@@ -57,23 +59,12 @@ fn strip(node: &Value, path: &str, open_maps: &mut Vec<String>) -> Value {
 /// What in `parameters` Gemini's subset refuses, skipping the open maps at `open_maps`.
 pub fn violations(parameters: &Value, open_maps: &[String]) -> Vec<String> {
     let mut found = Vec::new();
-    check(parameters, "", open_maps, &mut found);
+    Subset { keywords: KEYWORDS, rule: &rule }.check(parameters, "", open_maps, &mut found);
     found
 }
 
-fn check(node: &Value, path: &str, open_maps: &[String], found: &mut Vec<String>) {
-    if open_maps.iter().any(|m| m == path) {
-        return;
-    }
-    let Value::Object(map) = node else {
-        found.push(format!("{path}: a schema that is not an object"));
-        return;
-    };
-    for key in map.keys() {
-        if !KEYWORDS.contains(&key.as_str()) {
-            found.push(format!("{path}: keyword `{key}`"));
-        }
-    }
+/// Gemini's rule for one schema: one type name (or an `anyOf`), `enum` only on strings, an object with properties.
+fn rule(map: &Map<String, Value>, path: &str, found: &mut Vec<String>) {
     let kind = map.get("type").and_then(Value::as_str).map(str::to_lowercase);
     match (&kind, map.get("anyOf")) {
         (Some(t), None) if TYPES.contains(&t.as_str()) => {}
@@ -86,25 +77,13 @@ fn check(node: &Value, path: &str, open_maps: &[String], found: &mut Vec<String>
     if kind.as_deref() == Some("object") {
         match map.get("properties").and_then(Value::as_object) {
             Some(properties) if !properties.is_empty() => {
-                let required = map.get("required").and_then(Value::as_array).into_iter().flatten();
-                for name in required {
+                for name in map.get("required").and_then(Value::as_array).into_iter().flatten() {
                     if !name.as_str().is_some_and(|n| properties.contains_key(n)) {
                         found.push(format!("{path}: required {name} is not a property"));
                     }
                 }
-                for (name, property) in properties {
-                    check(property, &format!("{path}.{name}"), open_maps, found);
-                }
             }
             _ => found.push(format!("{path}: an object must list its properties")),
-        }
-    }
-    if let Some(items) = map.get("items") {
-        check(items, &format!("{path}[]"), open_maps, found);
-    }
-    if let Some(Value::Array(variants)) = map.get("anyOf") {
-        for (i, variant) in variants.iter().enumerate() {
-            check(variant, &format!("{path}|{i}"), open_maps, found);
         }
     }
 }

@@ -8,7 +8,9 @@
 //! leaves out. An object that allows additional properties (an open map, such as `finished_step.outputs`) cannot be
 //! made strict: the SDKs then send that tool in non-strict mode. The derivation reports those maps by path.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+
+use crate::subset::Subset;
 
 /// The keywords strict mode accepts in a schema.
 const KEYWORDS: &[&str] = &[
@@ -67,23 +69,13 @@ pub fn violations(strict: &Value, open_maps: &[String]) -> Vec<String> {
     if strict.get("type") != Some(&json!("object")) {
         found.push("the root is not an object".to_owned());
     }
-    check(strict, "", open_maps, &mut found);
+    Subset { keywords: KEYWORDS, rule: &rule }.check(strict, "", open_maps, &mut found);
     found
 }
 
-fn check(node: &Value, path: &str, open_maps: &[String], found: &mut Vec<String>) {
-    if open_maps.iter().any(|m| m == path) {
-        return;
-    }
-    let Value::Object(map) = node else {
-        found.push(format!("{path}: a schema that is not an object"));
-        return;
-    };
-    for key in map.keys() {
-        if !KEYWORDS.contains(&key.as_str()) {
-            found.push(format!("{path}: keyword `{key}`"));
-        }
-    }
+/// Strict mode's rule for one schema: one type (or an `anyOf`), a known string format, and an object with
+/// properties, all of them required, and no other properties allowed.
+fn rule(map: &Map<String, Value>, path: &str, found: &mut Vec<String>) {
     match (map.get("type"), map.get("anyOf")) {
         (Some(Value::String(t)), None) if ["string", "number", "integer", "boolean", "array", "object", "null"].contains(&t.as_str()) => {}
         (None, Some(Value::Array(_))) => {}
@@ -105,17 +97,6 @@ fn check(node: &Value, path: &str, open_maps: &[String], found: &mut Vec<String>
         let required: Vec<&str> = map.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
         if required.len() != properties.len() || !properties.keys().all(|k| required.contains(&k.as_str())) {
             found.push(format!("{path}: required {required:?} is not every property"));
-        }
-        for (name, property) in properties {
-            check(property, &format!("{path}.{name}"), open_maps, found);
-        }
-    }
-    if let Some(items) = map.get("items") {
-        check(items, &format!("{path}[]"), open_maps, found);
-    }
-    if let Some(Value::Array(variants)) = map.get("anyOf") {
-        for (i, variant) in variants.iter().enumerate() {
-            check(variant, &format!("{path}|{i}"), open_maps, found);
         }
     }
 }
