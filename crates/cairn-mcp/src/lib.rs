@@ -7,7 +7,8 @@
 //! started, and [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve`
 //! included, runs [`serve_router`], the serving loop with time limits for slow clients. The helpers in [`envelope`] build the result
 //! shapes the specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on,
-//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry.
+//! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry, its input schema in the
+//! portable form every host accepts (`portable`).
 //! Each surface lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
 //! [`access::Access`] (its principal and token scopes, the same model on every surface) allows.
 //!
@@ -22,6 +23,7 @@ mod host_guard;
 mod http;
 pub mod listener;
 mod lines;
+mod portable;
 pub mod roots;
 pub mod registry;
 mod serving;

@@ -128,10 +128,13 @@ fn write_tool<P: JsonSchema>(name: &'static str, description: &'static str, idem
     )
 }
 
-/// Parses `arguments` into `P`, or the `invalid_argument` error result.
+/// Parses `arguments` into `P`, or the `invalid_argument` error result. An argument given as `null` counts as not
+/// given (the input schemas offer `null` for every optional argument, for hosts that must send them all).
 #[allow(clippy::result_large_err, reason = "the error is the tool's reply, returned at once")]
 fn parse<P: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Result<P, CallToolResult> {
-    serde_json::from_value(Value::Object(arguments.unwrap_or_default())).map_err(|err| {
+    let mut arguments = arguments.unwrap_or_default();
+    arguments.retain(|_, value| !value.is_null());
+    serde_json::from_value(Value::Object(arguments)).map_err(|err| {
         failure(&Error::InvalidArgument(format!(
             "invalid arguments for {tool}: {err}; check the tool's input schema (tools/list) and call it again"
         )))

@@ -43,6 +43,8 @@ pub enum DeepworkCommand {
         /// The hook: `deepschema_write` or `post_commit_reminder`.
         name: String,
     },
+    /// Write cairn's MCP servers into a host's settings (the same as `cairn setup`).
+    Setup(crate::setup::SetupArgs),
     /// Job and session commands.
     Jobs {
         /// The jobs command.
@@ -120,6 +122,7 @@ pub async fn run(command: DeepworkCommand) -> anyhow::Result<()> {
         DeepworkCommand::Review(args) => review(args),
         DeepworkCommand::Hook { name } => hook(&name),
         DeepworkCommand::Jobs { command: JobsCommand::GetStack { path } } => get_stack(path),
+        DeepworkCommand::Setup(args) => crate::setup::run(args),
     }
 }
 

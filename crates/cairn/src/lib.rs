@@ -2,7 +2,8 @@
 //!
 //! `cairn deepwork …` and the `deepwork` entry name share one command tree ([`deepwork_cli::DeepworkCommand`]), so
 //! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing. Likewise `cairn roscoe …` and the
-//! `roscoe` entry name share [`roscoe_cli::RoscoeCommand`] (`roscoe mcp`).
+//! `roscoe` entry name share [`roscoe_cli::RoscoeCommand`] (`roscoe mcp`). `cairn setup <host>` and `deepwork setup
+//! <host>` are one command ([`setup`]).
 
 pub mod db_cli;
 pub mod deepwork_cli;
@@ -10,6 +11,7 @@ pub mod home;
 mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
+pub mod setup;
 pub mod work_cli;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +39,8 @@ pub enum Command {
     /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API, the web UI
     /// and `/healthz`.
     Serve(serve_cli::ServeArgs),
+    /// Write cairn's MCP servers into a host's settings: claude (the plugin), codex, gemini or cursor.
+    Setup(setup::SetupArgs),
     /// The Roscoe-compatible workflow server (same commands as `roscoe`).
     Roscoe {
         /// The roscoe command.
@@ -54,6 +58,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deepwork { command } => deepwork_cli::run(command).await,
         Command::Roscoe { command } => roscoe_cli::run(command).await,
         Command::Serve(args) => serve_cli::run(args).await,
+        Command::Setup(args) => setup::run(args),
         Command::Work(args) => work_cli::run(args).await,
     }
 }

@@ -12,6 +12,7 @@ super::scoped_params! {
     /// `get_workflow_diagram` arguments.
     struct Params {
         /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
         /// The workflow as YAML text.

@@ -11,6 +11,7 @@ super::scoped_params! {
     /// `lint_workflow` arguments.
     struct Params {
         /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
         /// The workflow as YAML text.

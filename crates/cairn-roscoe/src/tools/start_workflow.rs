@@ -15,6 +15,7 @@ super::scoped_params! {
         #[serde(default)]
         source: Option<SourceArg>,
         /// Run inputs, checked against the workflow's `inputs` (defaults applied).
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         input: Option<Value>,
     }

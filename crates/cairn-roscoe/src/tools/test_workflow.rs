@@ -17,12 +17,14 @@ super::scoped_params! {
         #[serde(default)]
         source: Option<SourceArg>,
         /// The workflow as a JSON object.
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
         /// The workflow as YAML text.
         #[serde(default)]
         yaml: Option<String>,
         /// Run inputs.
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         input: Option<Value>,
         /// Answers by node id (`<subworkflow node>/<child node>` inside child runs); a list answers visit n with
@@ -30,6 +32,7 @@ super::scoped_params! {
         /// human: transition or {transition, comment}; script: {exitCode, stdout, stderr} (not executed);
         /// consensus: {responses, retry?, aggregate?}; round_robin: {result?, verdicts?} or {winner};
         /// map: {extract?, responses, reduce?}; subworkflow: {status, output}.
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         mocks: Option<Value>,
         /// Wall-clock limit in milliseconds (default 60000, at most 600000): the run is cancelled and its scripts

@@ -14,6 +14,7 @@ super::scoped_params! {
         /// The workflow id (its file stem).
         id: String,
         /// The workflow as a JSON object (give this or `yaml`).
+        #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
         /// The workflow as YAML text, written as given (give this or `config`).

@@ -8,9 +8,10 @@ use crate::auth::Caller;
 
 /// `decisions_create_document` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// Markdown, up to 512 KiB. Pieces are rows of tables with a State (or Status) column and a PRs column.
+    #[serde(default)]
     body: String,
     /// The space's id (decisions_list_spaces).
     space_id: String,

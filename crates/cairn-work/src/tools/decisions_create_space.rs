@@ -7,11 +7,13 @@ use crate::auth::Caller;
 
 /// `decisions_create_space` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The account; empty is the caller's own.
+    #[serde(default)]
     account_id: String,
     /// What the space is for; up to 2000 characters.
+    #[serde(default)]
     description: String,
     /// Its name, 1 to 100 characters, unique in the account (ignoring case).
     name: String,

@@ -8,7 +8,7 @@ use crate::auth::Caller;
 
 /// `decisions_get_document` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The document's id (decisions_list_documents).
     document_id: String,

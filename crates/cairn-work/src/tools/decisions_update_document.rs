@@ -8,17 +8,19 @@ use crate::auth::Caller;
 
 /// `decisions_update_document` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The version you read (decisions_get_document); a document changed since is a conflict.
     base_version: i64,
     /// The new Markdown body; empty leaves it, a single newline empties it.
+    #[serde(default)]
     body: String,
     /// The document's id (decisions_list_documents).
     document_id: String,
     /// The space's id (decisions_list_spaces).
     space_id: String,
     /// The new title; empty leaves it.
+    #[serde(default)]
     title: String,
 }
 

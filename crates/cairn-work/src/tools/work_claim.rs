@@ -8,9 +8,10 @@ use crate::auth::Caller;
 
 /// `work_claim` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The account; empty is the caller's own.
+    #[serde(default)]
     account_id: String,
     /// Who claims, as they name themselves ("claude-code coordinator").
     claimant: String,

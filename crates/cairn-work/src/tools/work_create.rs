@@ -9,13 +9,16 @@ use crate::auth::Caller;
 
 /// `work_create` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The document's id (decisions_list_documents).
+    #[serde(default)]
     document_id: String,
     /// Links (pull requests, runs, designs): absolute http(s) URLs, at most ten.
+    #[serde(default)]
     links: Vec<String>,
     /// What the work is, in more words; up to 4000 characters.
+    #[serde(default)]
     notes: String,
     /// The space's id (decisions_list_spaces).
     space_id: String,

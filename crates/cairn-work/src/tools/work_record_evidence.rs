@@ -9,11 +9,13 @@ use crate::service::EvidenceInput;
 
 /// `work_record_evidence` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The account; empty is the caller's own.
+    #[serde(default)]
     account_id: String,
     /// RFC 3339: when it happened; empty is now.
+    #[serde(default)]
     at: String,
     /// The commit: the merge commit, or the commit a service runs.
     commit: String,
@@ -24,6 +26,7 @@ pub(crate) struct Params {
     /// The repository, "owner/name".
     repository: String,
     /// For "rolled": the service.
+    #[serde(default)]
     service: String,
 }
 

@@ -8,11 +8,12 @@ use crate::auth::Caller;
 
 /// `work_status` arguments.
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// The document's id (decisions_list_documents).
     document_id: String,
     /// The repository its pull requests are in; empty is the account's default.
+    #[serde(default)]
     repository: String,
     /// The space's id (decisions_list_spaces).
     space_id: String,

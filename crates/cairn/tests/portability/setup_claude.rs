@@ -1,0 +1,130 @@
+//! `cairn setup claude`: the cairn marketplace, the plugin and permission for its tools merged into
+//! `~/.claude/settings.json`; and the real Claude Code (when `.ci/claude-code.sh` installed it), started with only
+//! that `HOME` and without skipping permissions, loads the plugin from the marketplace and calls a deepwork tool.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::anthropic::{Answer, Request, StandIn};
+use crate::setup_run::{cairn_setup, read, setup, write};
+
+/// The repository: a cairn checkout, so a `directory` marketplace.
+fn checkout() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+#[test]
+fn claude_settings_get_the_marketplace_the_plugin_and_permissions_kept_with_the_users_own() {
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join(".claude/settings.json");
+    write(&file, r#"{"model": "opus", "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(.env)"]}}"#);
+    let repo = checkout();
+
+    let printed = cairn_setup(home.path(), &repo, &["claude", "--url", "http://127.0.0.1:7777"]);
+    assert!(printed.contains("+ enabledPlugins.cairn@cairn = true"), "{printed}");
+    let settings: Value = serde_json::from_str(&read(&file)).unwrap();
+    assert_eq!(
+        settings,
+        json!({
+            "model": "opus",
+            "permissions": {
+                "allow": ["Bash(git status)", "mcp__plugin_cairn_deepwork__*", "mcp__plugin_cairn_roscoe__*", "mcp__plugin_cairn_work__*"],
+                "deny": ["Read(.env)"]
+            },
+            "extraKnownMarketplaces": {"cairn": {"source": {"source": "directory", "path": repo}}},
+            "enabledPlugins": {"cairn@cairn": true},
+            "env": {"CAIRN_URL": "http://127.0.0.1:7777"}
+        })
+    );
+    let written = read(&file);
+    let again = cairn_setup(home.path(), &repo, &["claude", "--url", "http://127.0.0.1:7777", "--marketplace", repo.to_str().unwrap()]);
+    assert!(again.ends_with("already set up; nothing to change.\n"), "{again}");
+    assert_eq!(read(&file), written);
+
+    // A GitHub marketplace instead of the checkout, shown first in a dry run.
+    let dry = cairn_setup(home.path(), home.path(), &["claude", "--marketplace", "someone/cairn", "--dry-run"]);
+    assert!(dry.contains(r#"~ extraKnownMarketplaces.cairn.source = {"source":"github","repo":"someone/cairn"} (was {"#), "{dry}");
+    assert_eq!(read(&file), written);
+
+    // The plugin reads the token from CAIRN_TOKEN only; outside a checkout the marketplace must be named.
+    let other_token = setup("cairn", home.path(), &repo, &["claude", "--url", "http://127.0.0.1:7777", "--token-env", "MY_TOKEN"]);
+    assert!(!other_token.success && other_token.stderr.contains("reads the work token from CAIRN_TOKEN"), "{other_token:?}");
+    let nowhere = setup("cairn", home.path(), home.path(), &["claude"]);
+    assert!(!nowhere.success && nowhere.stderr.contains("--marketplace DIR"), "{nowhere:?}");
+    assert_eq!(read(&file), written);
+}
+
+/// Where `.ci/claude-code.sh` installs Claude Code's `node_modules/.bin`, if it did.
+fn claude_bin_dir() -> Option<PathBuf> {
+    let dir = std::env::var("CLAUDE_CODE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/claude-code"))
+        .join("node_modules/.bin");
+    if dir.join("claude").is_file() {
+        return Some(dir);
+    }
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must install Claude Code: bash .ci/claude-code.sh");
+    eprintln!("skipped: Claude Code is not installed (bash .ci/claude-code.sh)");
+    None
+}
+
+/// `claude <args>` in `project` with `HOME` at `home`, this build's binaries first on `PATH`, offline against
+/// `model_base`, permissions as the settings say: its stdout.
+async fn claude(bin: &Path, project: &Path, home: &Path, model_base: &str, args: &[&str]) -> String {
+    let binaries = Path::new(env!("CARGO_BIN_EXE_cairn")).parent().unwrap();
+    let path = format!("{}:{}:{}", binaries.display(), bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut command = tokio::process::Command::new(bin.join("claude"));
+    command
+        .current_dir(project)
+        .args(args)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", model_base)
+        .env("ANTHROPIC_API_KEY", "stand-in-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("CAIRN_HOME", home.join("cairn"))
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(300), command.output())
+        .await
+        .expect("claude finishes within five minutes")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(output.status.success(), "claude {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    stdout
+}
+
+#[tokio::test]
+async fn after_setup_claude_code_loads_the_plugin_and_may_call_its_tools() {
+    let Some(bin) = claude_bin_dir() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
+    std::fs::create_dir_all(&project).unwrap();
+    let repo = checkout();
+    cairn_setup(&home, &project, &["claude", "--marketplace", repo.to_str().unwrap(), "--url", "http://127.0.0.1:9"]);
+
+    let model = StandIn::start(|request: &Request| {
+        if !request.has_tools() {
+            return Answer::text("List the workflows");
+        }
+        // A marketplace plugin's servers connect in the background: wait for them when Claude Code says so.
+        let results = request.tool_results();
+        match results.last() {
+            Some(last) if last.contains("\"jobs\"") || results.len() > 6 => Answer::text(format!("get_workflows answered: {last}")),
+            Some(last) if last.contains("still connecting") => Answer::tool("WaitForMcpServers", json!({})),
+            _ => Answer::tool("mcp__plugin_cairn_deepwork__get_workflows", json!({})),
+        }
+    })
+    .await;
+    let printed = claude(&bin, &project, &home, &model.base, &["-p", "Which workflows are there?", "--output-format", "json"]).await;
+    let result: Value = serde_json::from_str(printed.trim()).unwrap_or_else(|_| panic!("no JSON result: {printed}"));
+    let answer = result["result"].as_str().unwrap_or_default();
+    assert!(answer.contains("get_workflows answered") && answer.contains("\"jobs\""), "the tool ran, unprompted: {result}");
+
+    let listed = claude(&bin, &project, &home, &model.base, &["mcp", "list"]).await;
+    assert!(listed.contains("plugin:cairn:deepwork: deepwork serve --platform claude - ✔ Connected"), "{listed}");
+    assert!(listed.contains("plugin:cairn:roscoe: roscoe mcp - ✔ Connected"), "{listed}");
+    assert!(listed.contains("plugin:cairn:work: http://127.0.0.1:9/mcp"), "the URL comes from the settings' env: {listed}");
+}
