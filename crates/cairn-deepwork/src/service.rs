@@ -286,15 +286,18 @@ pub fn prepare_tmp_dir(root: &Path) {
     }
 }
 
-/// The session id, or the soft error DeepWork gives when it is missing. An id that could escape its directory is
+/// The session id, or (when it is missing) the soft error `missing` words. An id that could escape its directory is
 /// refused with `invalid` (a failed call, or a soft error for the session-job tools).
-fn require_session<'a>(session_id: Option<&'a str>, missing: &str, invalid: fn(String) -> Error) -> Result<&'a str> {
+fn require_session<'a>(
+    session_id: Option<&'a str>,
+    missing: impl FnOnce() -> String,
+    invalid: fn(String) -> Error,
+) -> Result<&'a str> {
     match session_id.filter(|s| !s.is_empty()) {
-        None => Err(Error::Soft(missing.to_owned())),
+        None => Err(Error::Soft(missing())),
         Some(sid) => {
             check_path_id("session_id", sid).map_err(invalid)?;
             Ok(sid)
         }
     }
 }
-

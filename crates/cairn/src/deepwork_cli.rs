@@ -40,7 +40,7 @@ pub enum DeepworkCommand {
     Review(ReviewArgs),
     /// Run an agent hook: reads the hook event JSON on standard input and prints the hook's JSON answer.
     Hook {
-        /// The hook: `deepschema_write` or `post_commit_reminder`.
+        /// The hook: `deepschema_write`, `post_commit_reminder` or `startup_context`.
         name: String,
     },
     /// Job and session commands.
@@ -241,6 +241,8 @@ fn hook(name: &str) -> anyhow::Result<()> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let output = match service(None) {
         Ok(service) => service.run_hook(hook, &input, platform, &cwd),
+        // The session id matters more than the workflows: it is given all the same.
+        Err(err) if hook == Hook::StartupContext => hooks::startup_context_without_service(&input, &format!("{err:#}")),
         Err(err) => hooks::error_output(hook.name(), &format!("{err:#}")),
     };
     println!("{output}");
