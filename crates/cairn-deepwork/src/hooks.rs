@@ -42,6 +42,7 @@ use crate::deepschema::{DeepSchema, ResolvedPath, schema_folders};
 use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::glob::Glob;
+use crate::host_names::HostNames;
 use crate::confined::normalize;
 use crate::review::{build_tasks, instructions_dir, review_id};
 use crate::service::Deepwork;
@@ -56,10 +57,20 @@ const MAX_COMMAND_OUTPUT: usize = 4000;
 /// Context given after a commit whose reviews have all passed.
 pub const ALL_PASSED: &str = "No re-review needed - all reviews passed for committed files";
 
-/// Context given after a commit that may need a review.
-pub const REVIEW_REMINDER: &str = "You just made a commit. Unless you reviewed these changes recently, ask the user \
-(with the AskUserQuestion tool where you have it) whether they want the `review` skill run on the committed changes, \
-and run it if they agree.";
+/// Context given after a commit that may need a review, naming how a review is started where the host has `names`.
+pub fn review_reminder(names: &HostNames) -> String {
+    let how = match names.command("review") {
+        Some(command) => format!("reviewed with `{command}`, and run it if they agree"),
+        None => format!(
+            "reviewed, and if they agree run the review tasks `{}` hands out",
+            names.tool("get_review_instructions")
+        ),
+    };
+    format!(
+        "You just made a commit. Unless you reviewed these changes recently, ask the user (with the AskUserQuestion \
+         tool where you have it) whether they want the committed changes {how}."
+    )
+}
 
 /// Heading of the text appended when validation fails.
 const VALIDATION_FAILED: &str = "CRITICAL: DeepSchema validation failed when it tried to verify this change.";
@@ -305,13 +316,13 @@ impl Deepwork {
             return None;
         }
         let Ok(files) = committed_files(root) else {
-            return Some(REVIEW_REMINDER.to_owned());
+            return Some(review_reminder(&self.config().names));
         };
         let rules = self.project_rules(root).rules;
         let tasks = build_tasks(&rules, &files, root, platform.name(), true);
         let dir = instructions_dir(root);
         let all_passed = tasks.iter().all(|task| dir.join(format!("{}.passed", review_id(task, root))).exists());
-        Some(if all_passed { ALL_PASSED.to_owned() } else { REVIEW_REMINDER.to_owned() })
+        Some(if all_passed { ALL_PASSED.to_owned() } else { review_reminder(&self.config().names) })
     }
 }
 
@@ -484,6 +495,7 @@ mod tests {
             additional_job_folders: Vec::new(),
             standard_schemas: root.join("no-standard-schemas"),
             additional_schema_folders: Vec::new(),
+            names: HostNames::default(),
         });
         (deepwork, dir, root)
     }
@@ -687,7 +699,7 @@ verification_bash_command:
         let (deepwork, _dir, root) = setup();
         let commit = || event(&root, "Bash", json!({"command": "git add -A && git commit -m work"}));
         // Not a repository: the reminder.
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), REVIEW_REMINDER);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
 
         write(&root, ".gitignore", ".git-home/\n.deepwork/tmp/\n");
         write(
@@ -715,7 +727,7 @@ everything:
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", "first"]);
         assert_eq!(committed_files(&root).unwrap(), [".deepreview", ".gitignore", "a.md", "b.txt"]);
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), REVIEW_REMINDER);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
 
         // The catch-all rule is not waited for; the md review of a.md is.
         let rules = deepwork.project_rules(&root).rules;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::discovery::LoadError;
+use crate::host_names::HostNames;
 use crate::job::JobDefinition;
 
 /// Longest workflow list put into the instructions before falling back to a pointer at `get_workflows`.
@@ -11,67 +12,60 @@ const MAX_INSTRUCTIONS_CHARS: usize = 2048;
 
 const ABOUT: &str = "# DeepWork Workflow Server
 
-Runs multi-step workflows (jobs defined in `.deepwork/jobs/<job>/job.yml`) one step at a time, with a quality gate \
-before each step may advance.
+Multi-step jobs (`.deepwork/jobs/<job>/job.yml`), run one step at a time behind quality gates.
 
-**Session identity**: every workflow call takes a `session_id`. On Claude Code pass `CLAUDE_CODE_SESSION_ID` from your \
-startup context (and `CLAUDE_CODE_AGENT_ID` as `agent_id` when you are a sub-agent). Elsewhere, leave it out of \
-`start_workflow` and reuse the `begin_step.session_id` it returns.
+**Session id**: pass `CLAUDE_CODE_SESSION_ID` from your context as `session_id` (and `CLAUDE_CODE_AGENT_ID` as \
+`agent_id` in a sub-agent). Without one, leave `session_id` out of `start_workflow` and pass the \
+`begin_step.session_id` it returns to every later call.
 
-**How to run a workflow**
-1. `get_workflows` lists jobs and their workflows.
-2. `start_workflow` returns the first step's instructions, inputs and expected outputs.
-3. Do the step, then call `finished_step` with its outputs (file paths relative to the project root, or strings) and \
-a short `work_summary`.
-4. `needs_work`: follow the feedback (launch the review tasks it lists) and call `finished_step` again. `next_step`: \
-carry on with the new instructions. `workflow_complete`: done, read `post_workflow_instructions`.
+**Steps**: `get_workflows` lists the jobs; `start_workflow` returns the first step; do it, then call `finished_step` \
+with its outputs (paths relative to the project root, or strings) and a `work_summary`. `needs_work`: run the review \
+tasks it lists, fix, call again. `next_step`: go on. `workflow_complete`: done.
 
-Starting a workflow while another is active nests it; finishing or aborting it (`abort_workflow`) returns to the \
-parent. `go_to_step` goes back to an earlier step and clears the progress from there on.
-
-**Reviews**: `get_review_instructions` returns review tasks for the files changed on this branch; \
-`mark_review_as_passed` records a passed review so it is skipped while the files stay the same.";
+Starting a workflow while one is active nests it; `abort_workflow` cancels, `go_to_step` goes back. \
+`get_review_instructions` reviews changed files; `mark_review_as_passed` records a pass.";
 
 /// The suggestion shown under a job that fails to load.
-fn suggestion(error: &LoadError) -> String {
+fn suggestion(error: &LoadError, names: &HostNames) -> String {
     format!(
         "The invalid file is {}/job.yml. If you edited that file this session, fix it directly. If you did not edit \
-         it, the project may need `/deepwork repair` to migrate legacy formats.",
-        error.job_dir.display()
+         it, the project may need the `repair` workflow of `deepwork_jobs` ({}) to migrate legacy formats.",
+        error.job_dir.display(),
+        names.start_hint("deepwork_jobs", "repair")
     )
 }
 
 /// One line per broken job: `- **name**: error` and the suggestion below it.
-pub(crate) fn format_issues(errors: &[LoadError]) -> String {
+pub(crate) fn format_issues(errors: &[LoadError], names: &HostNames) -> String {
     errors
         .iter()
-        .map(|e| format!("- **{}**: {}\n  {}", e.job_name, e.error, suggestion(e)))
+        .map(|e| format!("- **{}**: {}\n  {}", e.job_name, e.error, suggestion(e, names)))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// The error text `get_workflows` reports for a broken job: the error and what to do about it.
-pub(crate) fn error_with_suggestion(error: &LoadError) -> String {
-    format!("{}\n{}", error.error, suggestion(error))
+pub(crate) fn error_with_suggestion(error: &LoadError, names: &HostNames) -> String {
+    format!("{}\n{}", error.error, suggestion(error, names))
 }
 
 /// The `issue_detected` text, when some job fails to load.
-pub(crate) fn issue_detected(errors: &[LoadError]) -> Option<String> {
+pub(crate) fn issue_detected(errors: &[LoadError], names: &HostNames) -> Option<String> {
     (!errors.is_empty()).then(|| {
         format!(
             "\n\n---\n**IMPORTANT: ISSUE DETECTED.** Suggest repairing this immediately to the user.\n\n{}",
-            format_issues(errors)
+            format_issues(errors, names)
         )
     })
 }
 
 /// The server `instructions`: problems first, else the available workflows (or a pointer to `get_workflows` when
 /// that list would be long), then how the server is used.
-pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadError]) -> String {
+pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadError], names: &HostNames) -> String {
     if !errors.is_empty() {
         return format!(
             "## **IMPORTANT: ISSUE DETECTED**\n\nSuggest repairing this immediately to the user.\n\n{}\n\n{ABOUT}",
-            format_issues(errors)
+            format_issues(errors, names)
         );
     }
     if jobs.is_empty() {
@@ -84,9 +78,13 @@ pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadErr
             format!("- **{}** ({}): {}", job.name, workflows.join(", "), job.summary)
         })
         .collect();
+    let start = match names.command("deepwork") {
+        Some(command) => format!("use `{command}`"),
+        None => format!("call `{}`", names.tool("start_workflow")),
+    };
     let full = format!(
-        "## Available Workflows\n\nThis project uses DeepWork. If the user wants to do something matching these, use \
-         `/deepwork` to start the workflow.\n\n{}\n\n{ABOUT}",
+        "## Available Workflows\n\nThis project uses DeepWork. If the user wants to do something matching these, \
+         {start} to start the workflow.\n\n{}\n\n{ABOUT}",
         lines.join("\n")
     );
     if full.chars().count() <= MAX_INSTRUCTIONS_CHARS {

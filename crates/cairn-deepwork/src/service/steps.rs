@@ -194,7 +194,7 @@ impl Deepwork {
                 work_summary: cmd.work_summary.as_deref(),
             };
             let project = self.project_rules(root);
-            let feedback = gate::run(&gate_input, &project.rules, &self.config.platform)
+            let feedback = gate::run(&gate_input, &project.rules, &self.config.platform, self.config.names.reviewer_agent())
                 .map_err(|err| Error::Failed(format!("Could not write the review instruction files: {err}")))?;
             if let Some(feedback) = feedback {
                 let active = stacks.own().workflow_stack.last_mut().expect("the stack has a top");

@@ -250,7 +250,10 @@ fn review_lists_the_changed_files_in_claudes_format() {
     let list = repo.review(&[], None);
     assert!(list.starts_with("Invoke the following list of Agents in parallel.\n"), "{list}");
     assert_eq!(descriptions(&list), ["Review markdown", "Review markdown", "Review everything"], "{list}");
-    assert!(list.contains("\tsubagent_type: deepwork:reviewer\n"), "{list}");
+    assert!(list.contains("\tsubagent_type: general-purpose\n"), "{list}");
+    // Through cairn's plugin, its reviewer agent.
+    let list = repo.review(&["--plugin", "cairn"], None);
+    assert!(list.contains("\tsubagent_type: cairn:reviewer\n"), "{list}");
     let texts = prompts(&repo, &list);
     assert!(texts[0].contains("Check b.md for clarity."), "{}", texts[0]);
     assert!(texts[1].contains("Check docs/a.md for clarity."), "{}", texts[1]);
@@ -459,7 +462,11 @@ fn post_commit_reminder_hook_asks_for_a_review_until_every_review_passed() {
     let commit = event("git add docs/a.md && git commit -m 'a'");
     let reminder = repo.hook("post_commit_reminder", &commit);
     let text = additional_context(&reminder);
-    assert!(text.contains("`review` skill") && text.contains("commit"), "{text}");
+    assert!(text.contains("get_review_instructions") && text.contains("commit"), "{text}");
+    // Through cairn's plugin, its review command.
+    let output = repo.deepwork(&["hook", "post_commit_reminder", "--plugin", "cairn"], Some(&commit.to_string()));
+    let through_plugin: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(additional_context(&through_plugin).contains("reviewed with `/cairn:review`"), "{through_plugin}");
 
     // Review the committed file and mark every review passed: no re-review needed.
     let list = repo.review(&["--files", "docs/a.md"], None);

@@ -143,7 +143,7 @@ async fn broken_jobs_are_reported(transport: Transport) {
     assert_eq!(errors[0]["job_name"], "broken");
     let error = errors[0]["error"].as_str().unwrap();
     assert!(error.starts_with("Job definition validation failed: Validation error at workflows -> w: "), "{error}");
-    assert!(error.contains("job.yml:6:5") && error.contains("/deepwork repair"), "{error}");
+    assert!(error.contains("job.yml:6:5") && error.contains("workflow_name=\"repair\""), "{error}");
     assert!(errors[1]["error"].as_str().unwrap().starts_with("Failed to load job.yml: Failed to parse YAML file"));
     let issue = listed["issue_detected"].as_str().unwrap();
     assert!(issue.starts_with("\n\n---\n**IMPORTANT: ISSUE DETECTED.**") && issue.contains("- **broken**: "), "{issue}");
