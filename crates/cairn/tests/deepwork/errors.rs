@@ -122,7 +122,14 @@ async fn argument_errors(transport: Transport) {
     let err = client.fail("get_workflows", json!({"foo": 1})).await;
     assert!(err.contains("unknown field `foo`"), "{err}");
     let err = client.fail("finished_step", json!({"outputs": {"answer": 5}, "session_id": "s"})).await;
-    assert!(err.starts_with("Invalid arguments for tool 'finished_step'"), "{err}");
+    assert_eq!(
+        err,
+        "Invalid arguments for tool 'finished_step': argument `outputs`, key `answer`: the value must be a string or a \
+         list of strings, not 5. Check the tool's input schema (tools/list) and call it again."
+    );
+    let err = client.fail("start_workflow", json!({"goal": "g", "job_name": "single", "workflow_name": "only",
+        "inputs": {"topic": {"deep": true}}})).await;
+    assert!(err.contains("argument `inputs`, key `topic`: the value must be a string or a list of strings"), "{err}");
     let err = client.fail("go_to_step", json!({"step_id": 3, "session_id": "s"})).await;
     assert!(err.contains("invalid type: integer `3`, expected a string"), "{err}");
     assert_eq!(client.fail("no_such_tool", json!({})).await, "Unknown tool: 'no_such_tool'");
