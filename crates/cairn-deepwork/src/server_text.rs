@@ -12,18 +12,16 @@ const MAX_INSTRUCTIONS_CHARS: usize = 2048;
 
 const ABOUT: &str = "# DeepWork Workflow Server
 
-Multi-step jobs (`.deepwork/jobs/<job>/job.yml`), run one step at a time behind quality gates.
+Multi-step jobs, run one step at a time behind quality gates.
 
-**Session id**: pass `CLAUDE_CODE_SESSION_ID` from your context as `session_id` (and `CLAUDE_CODE_AGENT_ID` as \
-`agent_id` in a sub-agent). Without one, leave `session_id` out of `start_workflow` and pass the \
-`begin_step.session_id` it returns to every later call.
+**Session id**: pass `CLAUDE_CODE_SESSION_ID` from your context as `session_id` (`CLAUDE_CODE_AGENT_ID` as \
+`agent_id` in a sub-agent). Without one, omit it in `start_workflow` and pass the `begin_step.session_id` it returns \
+to every later call.
 
-**Steps**: `get_workflows` lists the jobs; `start_workflow` returns the first step; do it, then call `finished_step` \
-with its outputs (paths relative to the project root, or strings) and a `work_summary`. `needs_work`: run the review \
-tasks it lists, fix, call again. `next_step`: go on. `workflow_complete`: done.
-
-Starting a workflow while one is active nests it; `abort_workflow` cancels, `go_to_step` goes back. \
-`get_review_instructions` reviews changed files; `mark_review_as_passed` records a pass.";
+**Steps**: `start_workflow` returns the first step; do it, then call `finished_step` with its outputs \
+(project-relative paths, or strings). `needs_work`: run the listed review tasks, fix, call again; `next_step`: go on; \
+`workflow_complete`: done. Starting a workflow while one is active nests it; `abort_workflow` cancels, `go_to_step` \
+goes back.";
 
 /// The suggestion shown under a job that fails to load.
 fn suggestion(error: &LoadError, names: &HostNames) -> String {
@@ -94,4 +92,52 @@ pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadErr
         "## Available Workflows\n\nThis project has DeepWork workflows installed. Call `get_workflows` to see all \
          available workflows and use them for anything the user requests that seem related.\n\n{ABOUT}"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::job::parse_job;
+
+    /// cairn's standard jobs, parsed from their files.
+    fn standard_jobs() -> Vec<Arc<JobDefinition>> {
+        ["deepplan", "deepwork_jobs", "deepwork_reviews"]
+            .iter()
+            .map(|name| {
+                let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("standard_jobs").join(name);
+                let text = std::fs::read_to_string(dir.join("job.yml")).unwrap();
+                Arc::new(parse_job(&text, &dir).unwrap())
+            })
+            .collect()
+    }
+
+    /// A project job with a summary of `summary_chars` characters and two workflows.
+    fn project_job(name: &str, summary_chars: usize) -> Arc<JobDefinition> {
+        let summary = "s".repeat(summary_chars);
+        let text = format!(
+            "name: {name}\nsummary: {summary}\nstep_arguments: []\nworkflows:\n  build:\n    summary: b\n    steps:\n      \
+             - {{name: a, instructions: A}}\n  check:\n    summary: c\n    steps:\n      - {{name: a, instructions: A}}\n"
+        );
+        Arc::new(parse_job(&text, Path::new("/p")).unwrap())
+    }
+
+    #[test]
+    fn a_typical_project_gets_its_workflows_listed_within_deepworks_budget() {
+        // Five jobs of their own with 100-character summaries, beside the standard jobs, in either set-up.
+        let mut jobs: Vec<_> = (0..5).map(|i| project_job(&format!("project_job_{i}"), 100)).collect();
+        jobs.extend(standard_jobs());
+        for names in [HostNames::default(), HostNames::new(Some("cairn"), None)] {
+            let text = server_instructions(&jobs, &[], &names);
+            assert!(text.chars().count() <= MAX_INSTRUCTIONS_CHARS, "{}", text.len());
+            assert!(text.contains("- **project_job_4** (build, check): sss"), "{text}");
+            assert!(text.contains("- **deepwork_jobs** (new_job, repair, learn, shared_jobs): "), "{text}");
+        }
+        // A long list gives way to a pointer at get_workflows.
+        let many: Vec<_> = (0..20).map(|i| project_job(&format!("job_{i}"), 100)).collect();
+        let text = server_instructions(&many, &[], &HostNames::default());
+        assert!(text.contains("Call `get_workflows` to see all available workflows") && !text.contains("- **job_0**"));
+        assert!(text.ends_with(ABOUT));
+    }
 }
