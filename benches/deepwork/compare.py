@@ -6,7 +6,7 @@
 
 CMD is a command line with `{root}` standing for the fixture directory (defaults:
 `.venv-dw/bin/deepwork serve --path {root} --platform claude` and
-`target/release/cairn deepwork serve --path {root} --platform claude`; relative executables are
+`target/release/cairn deepwork serve --path {root} --platform claude --plugin deepwork`; relative executables are
 resolved against the repository). Each server gets a fresh fixture project (fixture.py), is
 spawned over stdio with the Python `mcp` client and driven through the same sequence (`sequence()`
 below: tools, get_workflows, start/finish/nesting/go_to/abort, agent stacks, missing session ids,
@@ -71,12 +71,28 @@ KNOWN_DIFFERENCES = {
     "*disk:files[-].deepwork/tmp/sessions/claude/session-s4/jobs/dup_steps/job.yml": "invalid session job is not written",
     # Session files are guarded by a cross-process lock file (DeepWork only locks within one process).
     "*disk:files[+].deepwork/tmp/sessions/claude/session-*/.lock": "cross-process lock file",
+    # Without a session id, start_workflow makes a session on every platform (DeepWork refuses on
+    # `claude`, where nothing gives the model an id unless a hook does); its files are new sessions.
+    "*start_no_session_id:*": "start_workflow without a session id makes a new session",
+    "*start_empty_session_id:*": "start_workflow without a session id makes a new session",
+    "*disk:files[+].deepwork/tmp/sessions/claude/session-<UUID>/*": "start_workflow without a session id makes a new session",
+    "*disk:files[+].deepwork/tmp/status/v1/sessions/<UUID>.yml": "start_workflow without a session id makes a new session",
+    "*disk:state.session-<UUID>/state.json": "start_workflow without a session id makes a new session",
+    "*disk:status.sessions/<UUID>.yml": "start_workflow without a session id makes a new session",
+    # A call without a session id is told which ids it can pass: the project's active sessions.
+    "*_no_session_id:structuredContent.error": "the missing-session error lists the active sessions",
     # Argument validation errors are the MCP framework's own text (pydantic in DeepWork); only
-    # isError:true is compared.
-    "*finished_step_number_value:content*": "argument validation text is framework-specific",
+    # isError:true and the names in ERROR_MENTIONS are compared.
     "*unexpected_argument:content*": "argument validation text is framework-specific",
     "*missing_required_argument:content*": "argument validation text is framework-specific",
 }
+
+# Calls whose error text is the framework's own: only whether it names these words is compared
+# (an output value that is neither a string nor a list of strings: the argument and the key).
+ERROR_MENTIONS = {"finished_step_number_value": ["outputs", "market_summary"]}
+
+# The most characters of server instructions (DeepWork falls back to a pointer at get_workflows past it).
+INSTRUCTIONS_BUDGET = 2048
 
 # Keys whose (long, prose) string values are replaced by <TEXT> unless --strict-text.
 # (Argument `description`s come from the fixture and are compared exactly.)
@@ -172,6 +188,7 @@ async def sequence(r: Recorder) -> None:
     # --- nested workflow pushed on top of s1, then completed (pops back)
     await r.call("start_nested_inner_on_top", "start_workflow", session_id="s1", goal="Summarise",
                  job_name="nested_demo", workflow_name="inner")
+    r.add("status_while_nested", {}, session_status_order(r.root, "s1"))
     r.write("out/summary.md")
     await r.call("finished_step_inner_complete", "finished_step", session_id="s1",
                  outputs={"summary_file": ["out/summary.md"]})
@@ -264,6 +281,14 @@ async def sequence(r: Recorder) -> None:
     r.add("disk", {}, disk_snapshot(r.root))
 
 
+def session_status_order(root: Path, session: str) -> dict:
+    """The workflows of a session's status file in their order (other tools read `workflows[0]`)."""
+    status = yaml.safe_load((root / ".deepwork/tmp/status/v1/sessions" / f"{session}.yml").read_text())
+    listed = [{"job": w["job_name"], "workflow": w["workflow"]["name"], "status": w["status"]} for w in status["workflows"]]
+    active = [w["workflow_instance_id"] for w in status["workflows"] if w["status"] == "active"]
+    return {"workflows": listed, "active_workflow_is_last_started": bool(active) and status["active_workflow"] == active[-1]}
+
+
 def disk_snapshot(root: Path) -> dict:
     """Files the server left under .deepwork/ (paths), with state and status files parsed."""
     tmp = root / ".deepwork" / "tmp"
@@ -341,6 +366,15 @@ def fixture_instruction_texts() -> set[str]:
     return texts
 
 
+def without_descriptions(schema):
+    """A JSON schema without its `description`s, keys sorted (their order means nothing in a schema)."""
+    if isinstance(schema, dict):
+        return {k: without_descriptions(schema[k]) for k in sorted(schema) if k != "description"}
+    if isinstance(schema, list):
+        return [without_descriptions(v) for v in schema]
+    return schema
+
+
 class Normaliser:
     def __init__(self, root: Path, strict_text: bool):
         self.roots = sorted({str(root), str(root.resolve())}, key=len, reverse=True)
@@ -392,11 +426,19 @@ class Normaliser:
         if "jsonrpc_error" in res:
             return {"jsonrpc_error": self.value(res["jsonrpc_error"])}
         if name == "initialize":
+            instructions = res.get("instructions") or ""
+            listed = [line for line in instructions.splitlines() if line.startswith("- **")]
             return {
                 "protocolVersion": res.get("protocolVersion"),
                 "serverInfo.name": res.get("serverInfo", {}).get("name"),
                 "has_tools_capability": "tools" in res.get("capabilities", {}),
                 "instructions": self.value(res.get("instructions"), "instructions"),
+                # the workflow list (`- **job** (workflows): summary`): the fixture's lines exactly, the
+                # standard jobs by name (their summaries are each server's own), within the budget
+                "instructions_fixture_workflows": [l for l in listed if FIXTURE_JOB_RE.match(l[4:].split("**")[0])],
+                "instructions_other_jobs": sorted(l[4:].split("**")[0] for l in listed
+                                                  if not FIXTURE_JOB_RE.match(l[4:].split("**")[0])),
+                "instructions_within_budget": len(instructions) <= INSTRUCTIONS_BUDGET,
             }
         if name == "tools_list":
             return [
@@ -405,6 +447,8 @@ class Normaliser:
                     "properties": list(t["inputSchema"].get("properties", {})),
                     "required": t["inputSchema"].get("required", []),
                     "has_outputSchema": "outputSchema" in t,
+                    # the whole input schema but its descriptions (each server's own words)
+                    "inputSchema": without_descriptions(t["inputSchema"]),
                 }
                 for t in res.get("tools", [])
             ]
@@ -414,6 +458,9 @@ class Normaliser:
             return self.value(res)
         out = {"isError": res.get("isError", False)}
         texts = [c.get("text") for c in res["content"] if c.get("type") == "text"]
+        if name in ERROR_MENTIONS:  # the framework's wording: only the names it mentions
+            out["content_names"] = {word: word in " ".join(texts) for word in ERROR_MENTIONS[name]}
+            return out
         if "structuredContent" in res:
             sc = res["structuredContent"]
             compact = json.dumps(sc, separators=(",", ":"), ensure_ascii=False)

@@ -45,7 +45,12 @@ pub struct GateInput<'a> {
 /// Runs the gate: `Some(feedback)` when the step needs more work. `project_rules` are the project's `.deepreview` and
 /// DeepSchema rules; `platform` picks reviewer agents and the task format. Fails only when instruction files cannot
 /// be written.
-pub fn run(input: &GateInput<'_>, project_rules: &[ReviewRule], platform: &str) -> Result<Option<String>, String> {
+pub fn run(
+    input: &GateInput<'_>,
+    project_rules: &[ReviewRule],
+    platform: &str,
+    default_agent: &str,
+) -> Result<Option<String>, String> {
     let errors = json_schema_errors(input);
     if !errors.is_empty() {
         let list: Vec<String> = errors.iter().map(|e| format!("- {e}")).collect();
@@ -73,7 +78,7 @@ pub fn run(input: &GateInput<'_>, project_rules: &[ReviewRule], platform: &str) 
     if pending.is_empty() {
         return Ok(None);
     }
-    let list = format_tasks(&pending, platform, input.root, &reference_root(input.root));
+    let list = format_tasks(&pending, platform, default_agent, input.root, &reference_root(input.root));
     Ok(Some(format!(
         "Quality reviews are required before this step can advance.\n\n{list}\n\n## How to Run Reviews\n\n\
          Launch each review task above as its own sub-agent, all in parallel. A task's prompt points at an instruction \

@@ -13,6 +13,9 @@
 //!   DeepWork does) ask for over them. When every task already has a `.passed` marker the agent is told no re-review
 //!   is needed; otherwise (also when git fails) it is reminded to offer the user a review.
 //!
+//! * [`Hook::StartupContext`] runs when a session or a sub-agent starts: the session id (and agent id) into the
+//!   model's context, and after a compaction the session's active workflows (`hooks/startup_context.rs`).
+//!
 //! A hook with nothing to say answers `{}`. Context goes to `hookSpecificOutput.additionalContext` with the
 //! platform's after-tool event name (`PostToolUse` for Claude Code, `AfterTool` for Gemini CLI, chosen by
 //! `DEEPWORK_HOOK_PLATFORM`). Input that is empty or not JSON is treated as an empty event (so `{}`); an event whose
@@ -26,6 +29,8 @@
 //! are left out and the first commit of a repository counts too; a verification command runs with `sh` when `bash`
 //! is not installed; an unknown `DEEPWORK_HOOK_PLATFORM` means Claude Code instead of an error.
 
+mod startup_context;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -37,6 +42,7 @@ use crate::deepschema::{DeepSchema, ResolvedPath, schema_folders};
 use crate::confined;
 use crate::process::{Finished, run_with_timeout};
 use crate::glob::Glob;
+use crate::host_names::HostNames;
 use crate::confined::normalize;
 use crate::review::{build_tasks, instructions_dir, review_id};
 use crate::service::Deepwork;
@@ -51,10 +57,20 @@ const MAX_COMMAND_OUTPUT: usize = 4000;
 /// Context given after a commit whose reviews have all passed.
 pub const ALL_PASSED: &str = "No re-review needed - all reviews passed for committed files";
 
-/// Context given after a commit that may need a review.
-pub const REVIEW_REMINDER: &str = "You just made a commit. Unless you reviewed these changes recently, ask the user \
-(with the AskUserQuestion tool where you have it) whether they want the `review` skill run on the committed changes, \
-and run it if they agree.";
+/// Context given after a commit that may need a review, naming how a review is started where the host has `names`.
+pub fn review_reminder(names: &HostNames) -> String {
+    let how = match names.command("review") {
+        Some(command) => format!("reviewed with `{command}`, and run it if they agree"),
+        None => format!(
+            "reviewed, and if they agree run the review tasks `{}` hands out",
+            names.tool("get_review_instructions")
+        ),
+    };
+    format!(
+        "You just made a commit. Unless you reviewed these changes recently, ask the user (with the AskUserQuestion \
+         tool where you have it) whether they want the committed changes {how}."
+    )
+}
 
 /// Heading of the text appended when validation fails.
 const VALIDATION_FAILED: &str = "CRITICAL: DeepSchema validation failed when it tried to verify this change.";
@@ -66,11 +82,13 @@ pub enum Hook {
     DeepschemaWrite,
     /// After a `git commit`: remind the agent to offer a review unless every review passed.
     PostCommitReminder,
+    /// When a session or sub-agent starts: its ids, and after a compaction its active workflows.
+    StartupContext,
 }
 
 impl Hook {
     /// Every hook, in the order they are listed to users.
-    pub const ALL: [Hook; 2] = [Hook::DeepschemaWrite, Hook::PostCommitReminder];
+    pub const ALL: [Hook; 3] = [Hook::DeepschemaWrite, Hook::PostCommitReminder, Hook::StartupContext];
 
     /// The hook called `name`.
     pub fn from_name(name: &str) -> Option<Hook> {
@@ -82,6 +100,7 @@ impl Hook {
         match self {
             Hook::DeepschemaWrite => "deepschema_write",
             Hook::PostCommitReminder => "post_commit_reminder",
+            Hook::StartupContext => "startup_context",
         }
     }
 
@@ -150,6 +169,12 @@ pub struct HookEvent {
     pub tool_name: String,
     /// `tool_input`.
     pub tool_input: Map<String, Value>,
+    /// `session_id`.
+    pub session_id: Option<String>,
+    /// `source` (of a `SessionStart`: `startup`, `resume`, `clear`, `compact`).
+    pub source: Option<String>,
+    /// `agent_id` (of a sub-agent).
+    pub agent_id: Option<String>,
 }
 
 impl HookEvent {
@@ -165,6 +190,9 @@ impl HookEvent {
             cwd: string("cwd").filter(|c| !c.is_empty()).map(PathBuf::from),
             tool_name: string("tool_name").unwrap_or_default(),
             tool_input: map.get("tool_input").and_then(Value::as_object).cloned().unwrap_or_default(),
+            session_id: string("session_id"),
+            source: string("source"),
+            agent_id: string("agent_id"),
         }
     }
 
@@ -188,6 +216,24 @@ pub fn error_output(hook_name: &str, error: &str) -> Value {
     })
 }
 
+/// The answer of an after-tool hook: `context` for the agent, or `{}` when it has nothing to say.
+fn after_tool(platform: HookPlatform, context: Option<String>) -> Value {
+    match context {
+        Some(context) => json!({
+            "hookSpecificOutput": {"hookEventName": platform.after_tool_event(), "additionalContext": context}
+        }),
+        None => json!({}),
+    }
+}
+
+/// The answer of `startup_context` when the service could not be set up: the ids all the same, and `error` where
+/// the active workflows would be.
+pub fn startup_context_without_service(input: &str, error: &str) -> Value {
+    let event = HookEvent::parse(input);
+    let stack = startup_context::wants_stack(&event).map(|_| Err(error.to_owned()));
+    startup_context::answer(&event, stack)
+}
+
 impl Deepwork {
     /// Runs `hook` on the event JSON `input` and returns the JSON to print. `fallback_cwd` stands in for a missing
     /// `cwd`. Never fails: errors and panics become [`error_output`].
@@ -196,17 +242,15 @@ impl Deepwork {
         // A relative `cwd` is taken from the fallback directory.
         let root = normalize(&fallback_cwd.join(event.cwd.as_deref().unwrap_or(Path::new(""))));
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match hook {
-            Hook::DeepschemaWrite => self.deepschema_write(&event, &root),
-            Hook::PostCommitReminder => self.post_commit_reminder(&event, platform, &root),
+            Hook::DeepschemaWrite => after_tool(platform, self.deepschema_write(&event, &root)),
+            Hook::PostCommitReminder => after_tool(platform, self.post_commit_reminder(&event, platform, &root)),
+            Hook::StartupContext => {
+                let stack = startup_context::wants_stack(&event).map(|session| Ok(self.session_stack(&root, session)));
+                startup_context::answer(&event, stack)
+            }
         }));
         match outcome {
-            Ok(Some(context)) => json!({
-                "hookSpecificOutput": {
-                    "hookEventName": platform.after_tool_event(),
-                    "additionalContext": context,
-                }
-            }),
-            Ok(None) => json!({}),
+            Ok(answer) => answer,
             Err(panic) => {
                 let message = panic
                     .downcast_ref::<&str>()
@@ -272,13 +316,13 @@ impl Deepwork {
             return None;
         }
         let Ok(files) = committed_files(root) else {
-            return Some(REVIEW_REMINDER.to_owned());
+            return Some(review_reminder(&self.config().names));
         };
         let rules = self.project_rules(root).rules;
         let tasks = build_tasks(&rules, &files, root, platform.name(), true);
         let dir = instructions_dir(root);
         let all_passed = tasks.iter().all(|task| dir.join(format!("{}.passed", review_id(task, root))).exists());
-        Some(if all_passed { ALL_PASSED.to_owned() } else { REVIEW_REMINDER.to_owned() })
+        Some(if all_passed { ALL_PASSED.to_owned() } else { review_reminder(&self.config().names) })
     }
 }
 
@@ -451,6 +495,7 @@ mod tests {
             additional_job_folders: Vec::new(),
             standard_schemas: root.join("no-standard-schemas"),
             additional_schema_folders: Vec::new(),
+            names: HostNames::default(),
         });
         (deepwork, dir, root)
     }
@@ -486,10 +531,11 @@ verification_bash_command:
     fn hooks_are_found_by_name() {
         assert_eq!(Hook::from_name("deepschema_write"), Some(Hook::DeepschemaWrite));
         assert_eq!(Hook::from_name("post_commit_reminder"), Some(Hook::PostCommitReminder));
+        assert_eq!(Hook::from_name("startup_context"), Some(Hook::StartupContext));
         assert_eq!(Hook::from_name("nope"), None);
         assert_eq!(
             Hook::not_found("nope"),
-            "Hook 'nope' not found. Available hooks: deepschema_write, post_commit_reminder."
+            "Hook 'nope' not found. Available hooks: deepschema_write, post_commit_reminder, startup_context."
         );
         assert_eq!(HookPlatform::from_setting(Some("gemini")), HookPlatform::Gemini);
         assert_eq!(HookPlatform::from_setting(Some("claude")), HookPlatform::Claude);
@@ -653,7 +699,7 @@ verification_bash_command:
         let (deepwork, _dir, root) = setup();
         let commit = || event(&root, "Bash", json!({"command": "git add -A && git commit -m work"}));
         // Not a repository: the reminder.
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), REVIEW_REMINDER);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
 
         write(&root, ".gitignore", ".git-home/\n.deepwork/tmp/\n");
         write(
@@ -681,7 +727,7 @@ everything:
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", "first"]);
         assert_eq!(committed_files(&root).unwrap(), [".deepreview", ".gitignore", "a.md", "b.txt"]);
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), REVIEW_REMINDER);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
 
         // The catch-all rule is not waited for; the md review of a.md is.
         let rules = deepwork.project_rules(&root).rules;

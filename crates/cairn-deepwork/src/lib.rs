@@ -19,6 +19,7 @@ pub mod discovery;
 pub mod gate;
 pub mod glob;
 pub mod hooks;
+pub mod host_names;
 pub mod ids;
 pub mod job;
 mod project_files;
@@ -35,5 +36,6 @@ pub mod status;
 pub mod step_info;
 pub mod tools;
 
+pub use host_names::HostNames;
 pub use service::{Config, Deepwork, Error};
 pub use tools::{DeepworkServer, RootSource};

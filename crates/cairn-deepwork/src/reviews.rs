@@ -146,7 +146,7 @@ impl Deepwork {
             Err(err) => return format!("Review error: Error writing instruction files: {err}"),
         };
         let ref_root = ref_root.unwrap_or_else(|| reference_root(root));
-        let body = with_left_out(format_tasks(&pending, platform, root, &ref_root));
+        let body = with_left_out(format_tasks(&pending, platform, self.config().names.reviewer_agent(), root, &ref_root));
         if problems.is_empty() {
             body
         } else {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::discovery::LoadError;
+use crate::host_names::HostNames;
 use crate::job::JobDefinition;
 
 /// Longest workflow list put into the instructions before falling back to a pointer at `get_workflows`.
@@ -11,67 +12,58 @@ const MAX_INSTRUCTIONS_CHARS: usize = 2048;
 
 const ABOUT: &str = "# DeepWork Workflow Server
 
-Runs multi-step workflows (jobs defined in `.deepwork/jobs/<job>/job.yml`) one step at a time, with a quality gate \
-before each step may advance.
+Multi-step jobs, run one step at a time behind quality gates.
 
-**Session identity**: every workflow call takes a `session_id`. On Claude Code pass `CLAUDE_CODE_SESSION_ID` from your \
-startup context (and `CLAUDE_CODE_AGENT_ID` as `agent_id` when you are a sub-agent). Elsewhere, leave it out of \
-`start_workflow` and reuse the `begin_step.session_id` it returns.
+**Session id**: pass `CLAUDE_CODE_SESSION_ID` from your context as `session_id` (`CLAUDE_CODE_AGENT_ID` as \
+`agent_id` in a sub-agent). Without one, omit it in `start_workflow` and pass the `begin_step.session_id` it returns \
+to every later call.
 
-**How to run a workflow**
-1. `get_workflows` lists jobs and their workflows.
-2. `start_workflow` returns the first step's instructions, inputs and expected outputs.
-3. Do the step, then call `finished_step` with its outputs (file paths relative to the project root, or strings) and \
-a short `work_summary`.
-4. `needs_work`: follow the feedback (launch the review tasks it lists) and call `finished_step` again. `next_step`: \
-carry on with the new instructions. `workflow_complete`: done, read `post_workflow_instructions`.
-
-Starting a workflow while another is active nests it; finishing or aborting it (`abort_workflow`) returns to the \
-parent. `go_to_step` goes back to an earlier step and clears the progress from there on.
-
-**Reviews**: `get_review_instructions` returns review tasks for the files changed on this branch; \
-`mark_review_as_passed` records a passed review so it is skipped while the files stay the same.";
+**Steps**: `start_workflow` returns the first step; do it, then call `finished_step` with its outputs \
+(project-relative paths, or strings). `needs_work`: run the listed review tasks, fix, call again; `next_step`: go on; \
+`workflow_complete`: done. Starting a workflow while one is active nests it; `abort_workflow` cancels, `go_to_step` \
+goes back.";
 
 /// The suggestion shown under a job that fails to load.
-fn suggestion(error: &LoadError) -> String {
+fn suggestion(error: &LoadError, names: &HostNames) -> String {
     format!(
         "The invalid file is {}/job.yml. If you edited that file this session, fix it directly. If you did not edit \
-         it, the project may need `/deepwork repair` to migrate legacy formats.",
-        error.job_dir.display()
+         it, the project may need the `repair` workflow of `deepwork_jobs` ({}) to migrate legacy formats.",
+        error.job_dir.display(),
+        names.start_hint("deepwork_jobs", "repair")
     )
 }
 
 /// One line per broken job: `- **name**: error` and the suggestion below it.
-pub(crate) fn format_issues(errors: &[LoadError]) -> String {
+pub(crate) fn format_issues(errors: &[LoadError], names: &HostNames) -> String {
     errors
         .iter()
-        .map(|e| format!("- **{}**: {}\n  {}", e.job_name, e.error, suggestion(e)))
+        .map(|e| format!("- **{}**: {}\n  {}", e.job_name, e.error, suggestion(e, names)))
         .collect::<Vec<_>>()
         .join("\n")
 }
 
 /// The error text `get_workflows` reports for a broken job: the error and what to do about it.
-pub(crate) fn error_with_suggestion(error: &LoadError) -> String {
-    format!("{}\n{}", error.error, suggestion(error))
+pub(crate) fn error_with_suggestion(error: &LoadError, names: &HostNames) -> String {
+    format!("{}\n{}", error.error, suggestion(error, names))
 }
 
 /// The `issue_detected` text, when some job fails to load.
-pub(crate) fn issue_detected(errors: &[LoadError]) -> Option<String> {
+pub(crate) fn issue_detected(errors: &[LoadError], names: &HostNames) -> Option<String> {
     (!errors.is_empty()).then(|| {
         format!(
             "\n\n---\n**IMPORTANT: ISSUE DETECTED.** Suggest repairing this immediately to the user.\n\n{}",
-            format_issues(errors)
+            format_issues(errors, names)
         )
     })
 }
 
 /// The server `instructions`: problems first, else the available workflows (or a pointer to `get_workflows` when
 /// that list would be long), then how the server is used.
-pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadError]) -> String {
+pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadError], names: &HostNames) -> String {
     if !errors.is_empty() {
         return format!(
             "## **IMPORTANT: ISSUE DETECTED**\n\nSuggest repairing this immediately to the user.\n\n{}\n\n{ABOUT}",
-            format_issues(errors)
+            format_issues(errors, names)
         );
     }
     if jobs.is_empty() {
@@ -84,9 +76,13 @@ pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadErr
             format!("- **{}** ({}): {}", job.name, workflows.join(", "), job.summary)
         })
         .collect();
+    let start = match names.command("deepwork") {
+        Some(command) => format!("use `{command}`"),
+        None => format!("call `{}`", names.tool("start_workflow")),
+    };
     let full = format!(
-        "## Available Workflows\n\nThis project uses DeepWork. If the user wants to do something matching these, use \
-         `/deepwork` to start the workflow.\n\n{}\n\n{ABOUT}",
+        "## Available Workflows\n\nThis project uses DeepWork. If the user wants to do something matching these, \
+         {start} to start the workflow.\n\n{}\n\n{ABOUT}",
         lines.join("\n")
     );
     if full.chars().count() <= MAX_INSTRUCTIONS_CHARS {
@@ -96,4 +92,52 @@ pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadErr
         "## Available Workflows\n\nThis project has DeepWork workflows installed. Call `get_workflows` to see all \
          available workflows and use them for anything the user requests that seem related.\n\n{ABOUT}"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::job::parse_job;
+
+    /// cairn's standard jobs, parsed from their files.
+    fn standard_jobs() -> Vec<Arc<JobDefinition>> {
+        ["deepplan", "deepwork_jobs", "deepwork_reviews"]
+            .iter()
+            .map(|name| {
+                let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("standard_jobs").join(name);
+                let text = std::fs::read_to_string(dir.join("job.yml")).unwrap();
+                Arc::new(parse_job(&text, &dir).unwrap())
+            })
+            .collect()
+    }
+
+    /// A project job with a summary of `summary_chars` characters and two workflows.
+    fn project_job(name: &str, summary_chars: usize) -> Arc<JobDefinition> {
+        let summary = "s".repeat(summary_chars);
+        let text = format!(
+            "name: {name}\nsummary: {summary}\nstep_arguments: []\nworkflows:\n  build:\n    summary: b\n    steps:\n      \
+             - {{name: a, instructions: A}}\n  check:\n    summary: c\n    steps:\n      - {{name: a, instructions: A}}\n"
+        );
+        Arc::new(parse_job(&text, Path::new("/p")).unwrap())
+    }
+
+    #[test]
+    fn a_typical_project_gets_its_workflows_listed_within_deepworks_budget() {
+        // Five jobs of their own with 100-character summaries, beside the standard jobs, in either set-up.
+        let mut jobs: Vec<_> = (0..5).map(|i| project_job(&format!("project_job_{i}"), 100)).collect();
+        jobs.extend(standard_jobs());
+        for names in [HostNames::default(), HostNames::new(Some("cairn"), None)] {
+            let text = server_instructions(&jobs, &[], &names);
+            assert!(text.chars().count() <= MAX_INSTRUCTIONS_CHARS, "{}", text.len());
+            assert!(text.contains("- **project_job_4** (build, check): sss"), "{text}");
+            assert!(text.contains("- **deepwork_jobs** (new_job, repair, learn, shared_jobs): "), "{text}");
+        }
+        // A long list gives way to a pointer at get_workflows.
+        let many: Vec<_> = (0..20).map(|i| project_job(&format!("job_{i}"), 100)).collect();
+        let text = server_instructions(&many, &[], &HostNames::default());
+        assert!(text.contains("Call `get_workflows` to see all available workflows") && !text.contains("- **job_0**"));
+        assert!(text.ends_with(ABOUT));
+    }
 }

@@ -26,6 +26,7 @@ use crate::deepreview::DeepreviewCache;
 use crate::deepschema::DeepschemaCache;
 use crate::discovery::{JobCache, LoadError, find_job_dir, holds_job_file, job_folders, load_all};
 use crate::confined::{self, MAX_DEFINITION_BYTES};
+use crate::host_names::HostNames;
 use crate::ids::check_path_id;
 use crate::job::{JOB_SCHEMA, JobDefinition};
 use crate::server_text;
@@ -69,6 +70,8 @@ pub struct Config {
     pub standard_schemas: PathBuf,
     /// Extra named-schema folders (`DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS`).
     pub additional_schema_folders: Vec<PathBuf>,
+    /// What the host calls the tools, the reviewer agent and commands the texts name.
+    pub names: HostNames,
 }
 
 /// The deepwork service. Cheap to clone; holds no workflow state (that lives in files).
@@ -190,13 +193,13 @@ impl Deepwork {
 
     /// The `issue_detected` text for `root`, when some job fails to load.
     pub fn issue_detected(&self, root: &Path) -> Option<String> {
-        server_text::issue_detected(&self.load_jobs(root).1)
+        server_text::issue_detected(&self.load_jobs(root).1, &self.config.names)
     }
 
     /// The server instructions for a client working in `root`.
     pub fn server_instructions(&self, root: &Path) -> String {
         let (jobs, errors) = self.load_jobs(root);
-        server_text::server_instructions(&jobs, &errors)
+        server_text::server_instructions(&jobs, &errors, &self.config.names)
     }
 
     /// Lists jobs and workflows, and refreshes the job manifest status file.
@@ -215,7 +218,7 @@ impl Deepwork {
                         .map(|wf| WorkflowInfo {
                             name: wf.name.clone(),
                             summary: wf.summary.clone(),
-                            how_to_invoke: how_to_invoke(&job.name, wf),
+                            how_to_invoke: how_to_invoke(&job.name, wf, &self.config.names),
                         })
                         .collect(),
                 })
@@ -225,7 +228,7 @@ impl Deepwork {
                 .map(|e| JobLoadErrorInfo {
                     job_name: e.job_name.clone(),
                     job_dir: e.job_dir.display().to_string(),
-                    error: server_text::error_with_suggestion(e),
+                    error: server_text::error_with_suggestion(e, &self.config.names),
                 })
                 .collect(),
         }
@@ -286,15 +289,18 @@ pub fn prepare_tmp_dir(root: &Path) {
     }
 }
 
-/// The session id, or the soft error DeepWork gives when it is missing. An id that could escape its directory is
+/// The session id, or (when it is missing) the soft error `missing` words. An id that could escape its directory is
 /// refused with `invalid` (a failed call, or a soft error for the session-job tools).
-fn require_session<'a>(session_id: Option<&'a str>, missing: &str, invalid: fn(String) -> Error) -> Result<&'a str> {
+fn require_session<'a>(
+    session_id: Option<&'a str>,
+    missing: impl FnOnce() -> String,
+    invalid: fn(String) -> Error,
+) -> Result<&'a str> {
     match session_id.filter(|s| !s.is_empty()) {
-        None => Err(Error::Soft(missing.to_owned())),
+        None => Err(Error::Soft(missing())),
         Some(sid) => {
             check_path_id("session_id", sid).map_err(invalid)?;
             Ok(sid)
         }
     }
 }
-

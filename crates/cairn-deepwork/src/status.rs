@@ -1,8 +1,8 @@
 //! Status files: a stable, read-only view of jobs and sessions for other tools (editors, dashboards, hooks).
 //!
 //! Under `<root>/.deepwork/tmp/status/v1/`: `job_manifest.yml` lists every job with its workflows and steps, and
-//! `sessions/<session id>.yml` shows a session's workflows (main stack first, then each sub-agent) with their step
-//! history. They are written after every state change, failures only logged: they never make a tool call fail.
+//! `sessions/<session id>.yml` shows a session's workflows (main stack first, then each sub-agent; on each, active
+//! workflows in the order they were started, then completed ones) with their step history. They are written after every state change, failures only logged: they never make a tool call fail.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -71,7 +71,8 @@ impl StatusWriter {
             if agent.is_none() {
                 active_workflow = file.workflow_stack.last().map_or(Value::Null, |w| json!(w.workflow_instance_id));
             }
-            for wf in file.workflow_stack.iter().rev().chain(file.completed_workflows.iter()) {
+            // Active workflows in the order they were started (outer before nested), then the completed ones.
+            for wf in file.workflow_stack.iter().chain(file.completed_workflows.iter()) {
                 workflows.push(workflow_status(wf, agent, lookup));
             }
         }

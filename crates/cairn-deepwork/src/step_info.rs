@@ -10,6 +10,7 @@ use indexmap::IndexMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::host_names::HostNames;
 use crate::job::{ArgumentType, JobDefinition, Step, Workflow};
 
 /// Everything the agent needs to work on a step (field order is the wire order).
@@ -175,18 +176,18 @@ fn step_instructions(job: &JobDefinition, step: &Step, input_values: &IndexMap<S
     lines.join("\n")
 }
 
-/// How to start a workflow, as `get_workflows` tells it.
-pub fn how_to_invoke(job: &str, workflow: &Workflow) -> String {
-    const START: &str = "mcp__plugin_deepwork_deepwork__start_workflow";
+/// How to start a workflow, as `get_workflows` tells it, naming the tool as the host shows it.
+pub fn how_to_invoke(job: &str, workflow: &Workflow, names: &HostNames) -> String {
+    let start = names.tool("start_workflow");
     match &workflow.agent {
         Some(agent) => format!(
             "Invoke as an Agent using subagent_type=\"{agent}\" with a prompt giving full context needed and \
-             instructions to call `{START}` (job_name=\"{job}\", workflow_name=\"{}\"). If you do not have Agent as \
+             instructions to call `{start}` (job_name=\"{job}\", workflow_name=\"{}\"). If you do not have Agent as \
              an available tool, invoke the workflow directly.",
             workflow.name
         ),
         None => format!(
-            "Call `{START}` with job_name=\"{job}\" and workflow_name=\"{}\", then follow the step instructions it \
+            "Call `{start}` with job_name=\"{job}\" and workflow_name=\"{}\", then follow the step instructions it \
              returns.",
             workflow.name
         ),

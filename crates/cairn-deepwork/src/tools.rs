@@ -6,6 +6,7 @@
 //! `Error calling tool '<tool>': <message>`. This is the only module that knows rmcp.
 
 mod abort_workflow;
+mod arguments;
 mod finished_step;
 mod get_configured_reviews;
 mod get_named_schemas;
@@ -215,24 +216,5 @@ impl Surface for DeepworkServer {
 
     fn refused(&self, denied: &Denied) -> CallToolResult {
         envelope::error(format!("Error calling tool '{}': insufficient_scope: {denied}", denied.what))
-    }
-}
-
-/// A value in `outputs` / `inputs`: one string (or path), or a list of paths.
-#[derive(Debug, serde::Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub(crate) enum OutputValue {
-    /// A string value or a single path.
-    One(String),
-    /// A list of paths.
-    Many(Vec<String>),
-}
-
-impl From<OutputValue> for Value {
-    fn from(value: OutputValue) -> Self {
-        match value {
-            OutputValue::One(s) => Value::String(s),
-            OutputValue::Many(list) => Value::from(list),
-        }
     }
 }

@@ -13,7 +13,7 @@ use cairn_deepwork::discovery::split_folder_list;
 use cairn_deepwork::hooks::{self, Hook, HookPlatform};
 use cairn_deepwork::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
 use cairn_deepwork::service::prepare_tmp_dir;
-use cairn_deepwork::{Config, Deepwork, DeepworkServer, RootSource, standard_jobs};
+use cairn_deepwork::{Config, Deepwork, DeepworkServer, HostNames, RootSource, standard_jobs};
 use cairn_mcp::HttpOptions;
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -40,8 +40,11 @@ pub enum DeepworkCommand {
     Review(ReviewArgs),
     /// Run an agent hook: reads the hook event JSON on standard input and prints the hook's JSON answer.
     Hook {
-        /// The hook: `deepschema_write` or `post_commit_reminder`.
+        /// The hook: `deepschema_write`, `post_commit_reminder` or `startup_context`.
         name: String,
+        /// How the host names what the hook's texts point at.
+        #[command(flatten)]
+        host: HostArgs,
     },
     /// Write cairn's MCP servers into a host's settings (the same as `cairn setup`).
     Setup(crate::setup::SetupArgs),
@@ -64,6 +67,26 @@ pub enum JobsCommand {
     },
 }
 
+/// How the host names the tools, the reviewer agent and the commands that cairn's texts point the model at.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct HostArgs {
+    /// The Claude Code plugin that started cairn (its names: tools `mcp__plugin_<NAME>_deepwork__…`, reviewer agent
+    /// `<NAME>:reviewer`, commands `/<NAME>:…`). Without it: a plain `.mcp.json` server named `deepwork`
+    /// (`mcp__deepwork__…`, reviews in `general-purpose`, no commands).
+    #[arg(long, value_name = "NAME")]
+    pub plugin: Option<String>,
+    /// The prefix the host puts before the deepwork tools' names, when it is not the one `--plugin` implies (for
+    /// example `mcp__dw__` for a `.mcp.json` server named `dw`).
+    #[arg(long, value_name = "PREFIX")]
+    pub tool_prefix: Option<String>,
+}
+
+impl HostArgs {
+    fn names(&self) -> HostNames {
+        HostNames::new(self.plugin.as_deref(), self.tool_prefix.as_deref())
+    }
+}
+
 /// `deepwork review` options.
 #[derive(Debug, clap::Args)]
 pub struct ReviewArgs {
@@ -79,6 +102,9 @@ pub struct ReviewArgs {
     /// Files to review, relative to the project root (repeatable; skips git and standard input).
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub files: Vec<String>,
+    /// How the host names the reviewer agent.
+    #[command(flatten)]
+    pub host: HostArgs,
 }
 
 /// Transports `deepwork serve` speaks.
@@ -107,6 +133,9 @@ pub struct ServeArgs {
     /// Platform name (e.g. `claude`); sessions are kept per platform.
     #[arg(long)]
     pub platform: Option<String>,
+    /// How the host names what cairn's texts point at.
+    #[command(flatten)]
+    pub host: HostArgs,
     /// Accepted for compatibility; has no effect.
     #[arg(long, hide = true)]
     pub no_quality_gate: bool,
@@ -120,14 +149,15 @@ pub async fn run(command: DeepworkCommand) -> anyhow::Result<()> {
     match command {
         DeepworkCommand::Serve(args) => serve(args).await,
         DeepworkCommand::Review(args) => review(args),
-        DeepworkCommand::Hook { name } => hook(&name),
+        DeepworkCommand::Hook { name, host } => hook(&name, &host),
         DeepworkCommand::Jobs { command: JobsCommand::GetStack { path } } => get_stack(path),
         DeepworkCommand::Setup(args) => crate::setup::run(args),
     }
 }
 
-/// The DeepWork service with cairn's standard jobs and schemas and the folders from the environment.
-pub(crate) fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
+/// The DeepWork service with cairn's standard jobs and schemas and the folders from the environment, its texts naming
+/// things as `names` says the host does.
+pub(crate) fn service(platform: Option<String>, names: HostNames) -> anyhow::Result<Deepwork> {
     let home = cairn_home();
     let standard_jobs = standard_jobs::materialize(&home)
         .with_context(|| format!("could not write cairn's standard jobs under {}", home.display()))?;
@@ -140,6 +170,7 @@ pub(crate) fn service(platform: Option<String>) -> anyhow::Result<Deepwork> {
         additional_job_folders: folders("DEEPWORK_ADDITIONAL_JOBS_FOLDERS"),
         standard_schemas,
         additional_schema_folders: folders("DEEPWORK_ADDITIONAL_SCHEMAS_FOLDERS"),
+        names,
     }))
 }
 
@@ -160,7 +191,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => RootSource::Fixed(project_dir(Some(path))?),
         None => RootSource::ClientRoots { fallback: project_dir(None)? },
     };
-    let server = DeepworkServer::new(service(args.platform)?, roots);
+    let server = DeepworkServer::new(service(args.platform, args.host.names())?, roots);
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     match args.transport {
         Transport::Stdio => cairn_mcp::serve_stdio(server).await?,
@@ -175,7 +206,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 fn get_stack(path: Option<PathBuf>) -> anyhow::Result<()> {
     let root = project_dir(path)?;
-    let sessions = service(None)?.active_sessions(&root);
+    let sessions = service(None, HostNames::default())?.active_sessions(&root);
     let out = serde_json::json!({ "active_sessions": sessions });
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
@@ -208,7 +239,8 @@ fn review(args: ReviewArgs) -> anyhow::Result<()> {
     prepare_tmp_dir(&root);
     let pending = write_instruction_files(&root, tasks)
         .map_err(|err| anyhow::anyhow!("could not write the review instruction files: {err}"))?;
-    println!("{}", format_tasks(&pending, platform, &root, &reference_root(&root)));
+    let agent = args.host.names();
+    println!("{}", format_tasks(&pending, platform, agent.reviewer_agent(), &root, &reference_root(&root)));
     Ok(())
 }
 
@@ -233,7 +265,7 @@ fn listed_files(root: &Path, files: Vec<String>) -> Option<Vec<String>> {
     Some(files)
 }
 
-fn hook(name: &str) -> anyhow::Result<()> {
+fn hook(name: &str, host: &HostArgs) -> anyhow::Result<()> {
     let Some(hook) = Hook::from_name(name) else { anyhow::bail!(Hook::not_found(name)) };
     let mut input = String::new();
     if !std::io::stdin().is_terminal() {
@@ -242,8 +274,10 @@ fn hook(name: &str) -> anyhow::Result<()> {
     }
     let platform = HookPlatform::from_setting(std::env::var("DEEPWORK_HOOK_PLATFORM").ok().as_deref());
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let output = match service(None) {
+    let output = match service(None, host.names()) {
         Ok(service) => service.run_hook(hook, &input, platform, &cwd),
+        // The session id matters more than the workflows: it is given all the same.
+        Err(err) if hook == Hook::StartupContext => hooks::startup_context_without_service(&input, &format!("{err:#}")),
         Err(err) => hooks::error_output(hook.name(), &format!("{err:#}")),
     };
     println!("{output}");

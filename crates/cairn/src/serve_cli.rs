@@ -54,7 +54,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let deepwork = match args.project {
         Some(dir) => Some(DeepworkProject {
             root: deepwork_cli::project_dir(Some(dir))?,
-            service: deepwork_cli::service(None)?,
+            service: deepwork_cli::service(None, cairn_deepwork::HostNames::default())?,
         }),
         None => None,
     };

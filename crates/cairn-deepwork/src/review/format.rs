@@ -21,14 +21,11 @@ use crate::review_rule::ReviewTask;
 /// The text returned when no review is pending.
 pub const NO_TASKS: &str = "No review tasks to execute.";
 
-/// Subagent used for a task whose rule names no agent for `claude`.
-const DEFAULT_CLAUDE_AGENT: &str = "deepwork:reviewer";
-
-
-/// The pending reviews formatted for `platform`; [`NO_TASKS`] when there are none.
+/// The pending reviews formatted for `platform`; [`NO_TASKS`] when there are none. A Claude task whose rule names
+/// no agent runs in `default_agent` (the reviewer agent the host has, see [`crate::HostNames::reviewer_agent`]).
 ///
 /// `ref_root` is the directory the agent resolves `@` paths against (usually [`crate::changed_files::reference_root`]`(root)`).
-pub fn format_tasks(pending: &[PendingReview], platform: &str, root: &Path, ref_root: &Path) -> String {
+pub fn format_tasks(pending: &[PendingReview], platform: &str, default_agent: &str, root: &Path, ref_root: &Path) -> String {
     if pending.is_empty() {
         return NO_TASKS.to_owned();
     }
@@ -46,7 +43,7 @@ pub fn format_tasks(pending: &[PendingReview], platform: &str, root: &Path, ref_
                 description_prefix(&review.task, root),
                 review.task.rule_name
             ));
-            lines.push(format!("\tsubagent_type: {}", review.task.agent.as_deref().unwrap_or(DEFAULT_CLAUDE_AGENT)));
+            lines.push(format!("\tsubagent_type: {}", review.task.agent.as_deref().unwrap_or(default_agent)));
             lines.push(format!("\tprompt: \"@{}\"", relative_to(&review.instruction_file, ref_root)));
             lines.push(String::new());
         }
@@ -141,14 +138,14 @@ mod tests {
             description: Review src/sec\n\
             \tsubagent_type: security-expert\n\
             \tprompt: \"@.deepwork/tmp/review_instructions/sec--a.md--222222222222.md\"\n";
-        assert_eq!(format_tasks(&tasks, "claude", root, root), expected);
+        assert_eq!(format_tasks(&tasks, "claude", "deepwork:reviewer", root, root), expected);
     }
 
     #[test]
     fn claude_format_outside_sources_and_subdirectory_roots() {
         // A standard schema (defined outside the root) and a project in a subdirectory of the repository.
         let tasks = [pending("job_yml DeepSchema Compliance", "/opt/std/job_yml/deepschema.yml", None, "x")];
-        let got = format_tasks(&tasks, "claude", Path::new("/repo/proj"), Path::new("/repo"));
+        let got = format_tasks(&tasks, "claude", "deepwork:reviewer", Path::new("/repo/proj"), Path::new("/repo"));
         assert!(
             got.ends_with(
                 "automatically.\n\ndescription: Review job_yml/job_yml DeepSchema Compliance\n\
@@ -160,8 +157,8 @@ mod tests {
 
     #[test]
     fn no_tasks() {
-        assert_eq!(format_tasks(&[], "claude", Path::new("/r"), Path::new("/r")), "No review tasks to execute.");
-        assert_eq!(format_tasks(&[], "gemini", Path::new("/r"), Path::new("/r")), NO_TASKS);
+        assert_eq!(format_tasks(&[], "claude", "general-purpose", Path::new("/r"), Path::new("/r")), "No review tasks to execute.");
+        assert_eq!(format_tasks(&[], "gemini", "general-purpose", Path::new("/r"), Path::new("/r")), NO_TASKS);
     }
 
     #[test]
@@ -171,7 +168,7 @@ mod tests {
             pending("md", "/repo/proj/.deepreview", None, "m"),
             pending("sec", "/repo/proj/src/.deepreview", Some("auditor"), "s"),
         ];
-        let text = format_tasks(&tasks, "gemini", root, root);
+        let text = format_tasks(&tasks, "gemini", "general-purpose", root, root);
         assert!(text.starts_with("Run the following reviews"), "{text}");
         assert!(text.ends_with(
             "\n\n- Review md\n  instructions: .deepwork/tmp/review_instructions/m.md\n\n- Review src/sec\n  \

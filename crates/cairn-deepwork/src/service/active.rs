@@ -14,23 +14,51 @@ impl Deepwork {
     /// Active workflows of every session under `root` (all platforms, main stacks), newest first: what an agent needs
     /// to resume after its context was compacted.
     pub fn active_sessions(&self, root: &Path) -> Vec<Value> {
-        let sessions = root.join(".deepwork").join("tmp").join("sessions");
-        let mut found: Vec<(String, Value)> = Vec::new();
-        let platforms = std::fs::read_dir(&sessions).into_iter().flatten().filter_map(|e| e.ok());
-        for platform in platforms {
-            let dirs = std::fs::read_dir(platform.path()).into_iter().flatten().filter_map(|e| e.ok());
-            for dir in dirs {
-                if !dir.file_name().to_string_lossy().starts_with("session-") {
-                    continue;
-                }
-                let Ok(file) = read_stack(&dir.path().join("state.json")) else { continue };
-                for wf in file.workflow_stack.iter().filter(|w| w.status == "active") {
-                    found.push((wf.started_at.clone(), self.describe_active(root, wf)));
-                }
+        active_workflows(root, None).iter().map(|wf| self.describe_active(root, wf)).collect()
+    }
+
+    /// The active workflows of one session, as [`Deepwork::active_sessions`] shows them: what `deepwork hook
+    /// startup_context` hands the model after a compaction.
+    pub fn session_stack(&self, root: &Path, session_id: &str) -> Vec<Value> {
+        let mut all = self.active_sessions(root);
+        all.retain(|workflow| workflow["session_id"] == session_id);
+        all
+    }
+
+    /// What a call that needs a session id but got none is told: the sessions of this platform with an active
+    /// workflow in the project, newest first (the ids it can pass), or how to get an id when there are none.
+    pub(super) fn missing_session(&self, root: &Path) -> String {
+        let active = active_workflows(root, Some(&self.config.platform));
+        if active.is_empty() {
+            return "session_id is required. No workflow is active in this project: start_workflow starts one and \
+                    returns its session id (begin_step.session_id); pass that id to every later call."
+                .to_owned();
+        }
+        let mut seen = Vec::new();
+        let mut listed = Vec::new();
+        for wf in &active {
+            if seen.contains(&&wf.session_id) {
+                continue;
+            }
+            seen.push(&wf.session_id);
+            if listed.len() < MAX_LISTED_SESSIONS {
+                listed.push(format!(
+                    "`{}` ({}, step {}, goal: {})",
+                    wf.session_id,
+                    wf.label(),
+                    wf.current_step_id,
+                    wf.goal
+                ));
             }
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0));
-        found.into_iter().map(|(_, v)| v).collect()
+        let more = seen.len() - listed.len();
+        let more = if more > 0 { format!("; and {more} older") } else { String::new() };
+        format!(
+            "session_id is required. Pass the session_id that start_workflow returned (begin_step.session_id), or \
+             CLAUDE_CODE_SESSION_ID when your context has it. Sessions with an active workflow in this project, \
+             newest first: {}{more}.",
+            listed.join("; ")
+        )
     }
 
     fn describe_active(&self, root: &Path, wf: &WorkflowSession) -> Value {
@@ -58,4 +86,27 @@ impl Deepwork {
         }
         entry
     }
+}
+
+/// How many sessions [`Deepwork::missing_session`] names.
+const MAX_LISTED_SESSIONS: usize = 5;
+
+/// The active workflows on the main stacks of the sessions under `root` (of `platform` only, when given), newest
+/// first.
+fn active_workflows(root: &Path, platform: Option<&str>) -> Vec<WorkflowSession> {
+    let sessions = root.join(".deepwork").join("tmp").join("sessions");
+    let mut found: Vec<WorkflowSession> = Vec::new();
+    let platforms = std::fs::read_dir(&sessions).into_iter().flatten().filter_map(|e| e.ok());
+    for dir in platforms.filter(|dir| platform.is_none_or(|p| dir.file_name() == p)) {
+        let dirs = std::fs::read_dir(dir.path()).into_iter().flatten().filter_map(|e| e.ok());
+        for dir in dirs {
+            if !dir.file_name().to_string_lossy().starts_with("session-") {
+                continue;
+            }
+            let Ok(file) = read_stack(&dir.path().join("state.json")) else { continue };
+            found.extend(file.workflow_stack.into_iter().filter(|w| w.status == "active"));
+        }
+    }
+    found.sort_by(|a, b| b.started_at.cmp(&a.started_at));
+    found
 }

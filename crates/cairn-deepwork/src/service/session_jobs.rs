@@ -34,12 +34,10 @@ pub struct SessionJob {
     pub job_definition_yaml: String,
 }
 
-const SESSION_REQUIRED_FOR_JOBS: &str = "session_id is required. Pass CLAUDE_CODE_SESSION_ID on Claude Code.";
-
 impl Deepwork {
     /// Validates a job definition and stores it as a job of this session only.
     pub fn register_session_job(&self, root: &Path, job_name: &str, yaml: &str, session_id: Option<String>) -> Result<SessionJobRegistered> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS, Error::Soft)?;
+        let session_id = require_session(session_id.as_deref(), || self.missing_session(root), Error::Soft)?;
         if !is_job_name(job_name) {
             return Err(Error::Soft(format!("Invalid job name '{job_name}': must match ^[a-z][a-z0-9_]*$")));
         }
@@ -80,7 +78,7 @@ impl Deepwork {
 
     /// The job.yml text of a session job.
     pub fn get_session_job(&self, root: &Path, job_name: &str, session_id: Option<String>) -> Result<SessionJob> {
-        let session_id = require_session(session_id.as_deref(), SESSION_REQUIRED_FOR_JOBS, Error::Soft)?;
+        let session_id = require_session(session_id.as_deref(), || self.missing_session(root), Error::Soft)?;
         let not_found = || Error::Soft(format!("Session job '{job_name}' not found for session '{session_id}'."));
         if !is_job_name(job_name) {
             return Err(not_found());

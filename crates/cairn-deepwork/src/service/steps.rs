@@ -27,7 +27,7 @@ pub struct StartWorkflow {
     pub job_name: String,
     /// Workflow name.
     pub workflow_name: String,
-    /// Session id (generated on platforms other than `claude` when absent).
+    /// Session id (a new one when absent, on every platform).
     pub session_id: Option<String>,
     /// Values for the first step's inputs.
     pub inputs: Option<IndexMap<String, Value>>,
@@ -111,8 +111,6 @@ pub struct WentToStep {
 const IMPORTANT_NOTE: &str = "IMPORTANT: If, given the info on the workflow you now have, the user's request seems \
     ambiguous and can be interpreted several ways, you MUST use AskUserQuestion to clarify their intent if that tool is \
     available.";
-const SESSION_REQUIRED: &str = "session_id is required. Pass CLAUDE_CODE_SESSION_ID on Claude Code, or the session_id \
-    returned by start_workflow on other platforms.";
 const NO_SESSION_TO_FINISH: &str = "No active workflow session. Provide the session_id from the start_workflow \
     response (begin_step.session_id). If you want to resume a workflow, just start it again and call finished_step \
     with quality_review_override_reason until you get back to your prior step.";
@@ -134,13 +132,9 @@ impl Deepwork {
         let Some(first) = workflow.steps.first() else {
             return Err(Error::Failed(format!("Workflow '{}' has no steps", workflow.name)));
         };
+        // Without an id (a host whose context holds none) the session is new; its id comes back in begin_step.
         let session_id = match given_session {
             Some(sid) => sid.to_owned(),
-            None if self.config.platform == "claude" => {
-                return Err(Error::Failed(
-                    "session_id is required on Claude Code. Pass CLAUDE_CODE_SESSION_ID from startup context.".into(),
-                ));
-            }
             None => uuid::Uuid::new_v4().simple().to_string(),
         };
 
@@ -200,7 +194,7 @@ impl Deepwork {
                 work_summary: cmd.work_summary.as_deref(),
             };
             let project = self.project_rules(root);
-            let feedback = gate::run(&gate_input, &project.rules, &self.config.platform)
+            let feedback = gate::run(&gate_input, &project.rules, &self.config.platform, self.config.names.reviewer_agent())
                 .map_err(|err| Error::Failed(format!("Could not write the review instruction files: {err}")))?;
             if let Some(feedback) = feedback {
                 let active = stacks.own().workflow_stack.last_mut().expect("the stack has a top");
@@ -323,7 +317,7 @@ impl Deepwork {
         session_id: Option<&'a str>,
         agent_id: Option<&str>,
     ) -> Result<(&'a str, SessionStore, SessionLock, Stacks)> {
-        let session_id = require_session(session_id, SESSION_REQUIRED, Error::Failed)?;
+        let session_id = require_session(session_id, || self.missing_session(root), Error::Failed)?;
         if let Some(agent) = agent_id {
             check_path_id("agent_id", agent).map_err(Error::Failed)?;
         }

@@ -7,7 +7,9 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, OutputValue, object_tool};
+use serde_json::Value;
+
+use super::{DeepworkServer, arguments, object_tool};
 use crate::service::FinishStep;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -15,18 +17,24 @@ use crate::service::FinishStep;
 pub(crate) struct Params {
     /// Outputs by argument name: file_path outputs take a path or list of paths relative to the project root,
     /// string outputs a string. Outputs marked required: false may be left out.
-    outputs: IndexMap<String, OutputValue>,
+    #[serde(deserialize_with = "arguments::outputs")]
+    #[schemars(schema_with = "arguments::values")]
+    outputs: IndexMap<String, Value>,
     /// The session id given to start_workflow (or returned by it).
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     session_id: Option<String>,
     /// What you did in this step: key decisions, approach, deviations. Process reviews judge it.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     work_summary: Option<String>,
     /// Skips the quality gate; say why it is not needed.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     quality_review_override_reason: Option<String>,
     /// Sub-agent id, when the workflow runs on an agent's own stack.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     agent_id: Option<String>,
 }
 
@@ -45,7 +53,7 @@ pub(crate) async fn call(server: &DeepworkServer, args: Option<JsonObject>, ctx:
         Err(error) => return error,
     };
     let command = FinishStep {
-        outputs: params.outputs.into_iter().map(|(k, v)| (k, v.into())).collect(),
+        outputs: params.outputs,
         work_summary: params.work_summary,
         quality_review_override_reason: params.quality_review_override_reason,
         session_id: params.session_id,

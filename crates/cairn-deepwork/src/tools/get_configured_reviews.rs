@@ -7,13 +7,14 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DeepworkServer, list_tool};
+use super::{DeepworkServer, arguments, list_tool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
     /// Only list rules that match at least one of these files (relative to the project root).
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_strings")]
     only_rules_matching_files: Option<Vec<String>>,
 }
 

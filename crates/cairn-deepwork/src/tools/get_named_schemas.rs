@@ -7,11 +7,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DeepworkServer, list_tool};
+use super::{DeepworkServer, arguments, list_tool};
 
 /// No arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = arguments::no_arguments)]
 pub(crate) struct Params {}
 
 pub(crate) fn tool() -> Tool {

@@ -6,7 +6,7 @@ use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, text_tool};
+use super::{DeepworkServer, arguments, text_tool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -14,6 +14,7 @@ pub(crate) struct Params {
     /// Files to review, relative to the project root. Omit to review what changed on this branch (against the
     /// default branch) plus staged and untracked files.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_strings")]
     files: Option<Vec<String>>,
 }
 

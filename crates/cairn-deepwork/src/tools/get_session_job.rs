@@ -6,7 +6,7 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, object_tool};
+use super::{DeepworkServer, arguments, object_tool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -15,6 +15,7 @@ pub(crate) struct Params {
     job_name: String,
     /// The session it was registered in.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     session_id: Option<String>,
 }
 

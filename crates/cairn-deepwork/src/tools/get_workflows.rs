@@ -6,11 +6,12 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, object_tool};
+use super::{DeepworkServer, arguments, object_tool};
 
 /// No arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = arguments::no_arguments)]
 pub(crate) struct Params {}
 
 pub(crate) fn tool() -> Tool {

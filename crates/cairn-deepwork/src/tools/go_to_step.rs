@@ -6,7 +6,7 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, object_tool};
+use super::{DeepworkServer, arguments, object_tool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -15,9 +15,11 @@ pub(crate) struct Params {
     step_id: String,
     /// The session id given to start_workflow (or returned by it).
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     session_id: Option<String>,
     /// Sub-agent id, when the workflow runs on an agent's own stack.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     agent_id: Option<String>,
 }
 

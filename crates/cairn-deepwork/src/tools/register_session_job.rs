@@ -6,7 +6,7 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, object_tool};
+use super::{DeepworkServer, arguments, object_tool};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -15,8 +15,9 @@ pub(crate) struct Params {
     job_name: String,
     /// The whole job.yml, as YAML text.
     job_definition_yaml: String,
-    /// The session the job belongs to (CLAUDE_CODE_SESSION_ID on Claude Code).
+    /// The session the job belongs to (CLAUDE_CODE_SESSION_ID, or the begin_step.session_id start_workflow returned).
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     session_id: Option<String>,
 }
 

@@ -7,7 +7,9 @@ use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{DeepworkServer, OutputValue, object_tool};
+use serde_json::Value;
+
+use super::{DeepworkServer, arguments, object_tool};
 use crate::service::StartWorkflow;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -19,14 +21,18 @@ pub(crate) struct Params {
     job_name: String,
     /// Name of the workflow in the job (a job with a single workflow accepts any name).
     workflow_name: String,
-    /// Session id: CLAUDE_CODE_SESSION_ID on Claude Code; elsewhere omit it and reuse begin_step.session_id.
+    /// CLAUDE_CODE_SESSION_ID when your context has it; otherwise leave it out and pass the begin_step.session_id
+    /// returned to every later call.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     session_id: Option<String>,
     /// Values for the first step's inputs, by argument name: a string, or file path(s).
-    #[serde(default)]
-    inputs: Option<IndexMap<String, OutputValue>>,
+    #[serde(default, deserialize_with = "arguments::inputs")]
+    #[schemars(schema_with = "arguments::nullable_values")]
+    inputs: Option<IndexMap<String, Value>>,
     /// Sub-agent id (CLAUDE_CODE_AGENT_ID): the workflow goes on this agent's own stack.
     #[serde(default)]
+    #[schemars(schema_with = "arguments::nullable_string")]
     agent_id: Option<String>,
 }
 
@@ -34,9 +40,9 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "start_workflow",
         "Start a workflow and receive its first step: instructions, inputs and the outputs finished_step expects. \
-         Starting while another workflow is active nests the new one on the stack. On Claude Code pass \
-         CLAUDE_CODE_SESSION_ID as session_id (and CLAUDE_CODE_AGENT_ID as agent_id in a sub-agent); elsewhere omit \
-         session_id and reuse the begin_step.session_id returned.",
+         Starting while another workflow is active nests the new one on the stack. Pass CLAUDE_CODE_SESSION_ID as \
+         session_id when your context has it (and CLAUDE_CODE_AGENT_ID as agent_id in a sub-agent); otherwise omit \
+         session_id and pass the begin_step.session_id returned to every later call.",
     )
 }
 
@@ -50,7 +56,7 @@ pub(crate) async fn call(server: &DeepworkServer, args: Option<JsonObject>, ctx:
         job_name: params.job_name,
         workflow_name: params.workflow_name,
         session_id: params.session_id,
-        inputs: params.inputs.map(|i| i.into_iter().map(|(k, v)| (k, v.into())).collect()),
+        inputs: params.inputs,
         agent_id: params.agent_id,
     };
     server.run("start_workflow", ctx, move |service, root| service.start_workflow(root, command)).await

@@ -51,6 +51,61 @@ async fn get_stack_lists_active_workflows() {
     assert_eq!(sessions[0]["current_step_instructions"], "Collect notes about the topic.");
 }
 
+/// `deepwork hook startup_context` in `project` on `event` (with `cairn_home` as `CAIRN_HOME`): its JSON answer,
+/// after checking it exited 0.
+fn startup_context(project: &Project, cairn_home: &std::path::Path, event: &Value) -> Value {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_deepwork"));
+    cmd.args(["hook", "startup_context"]).current_dir(project.dir.path()).env("CAIRN_HOME", cairn_home);
+    let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(event.to_string().as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn startup_context_hook_gives_the_ids_and_after_compaction_the_sessions_workflows() {
+    let project = Project::new();
+    let client = project.connect(Transport::Stdio).await;
+    client.ok("start_workflow", start("research", "full", "s1")).await;
+    client.ok("start_workflow", start("single", "only", "s2")).await;
+    client.close().await;
+    let cwd = project.root();
+    let home = project.home.path();
+
+    let started = startup_context(&project, home, &json!({"hook_event_name": "SessionStart", "session_id": "s1",
+        "source": "startup", "cwd": cwd}));
+    assert_eq!(started["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    let text = started["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(text.starts_with("CLAUDE_CODE_SESSION_ID=s1\n"), "{text}");
+    assert!(!text.contains("research"), "no workflows unless the context was compacted: {text}");
+
+    let sub = startup_context(&project, home, &json!({"hook_event_name": "SubagentStart", "session_id": "s1",
+        "agent_id": "agent-9", "agent_type": "cairn:reviewer", "cwd": cwd}));
+    assert_eq!(sub["hookSpecificOutput"]["hookEventName"], "SubagentStart");
+    let text = sub["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(text.starts_with("CLAUDE_CODE_SESSION_ID=s1\nCLAUDE_CODE_AGENT_ID=agent-9\n"), "{text}");
+
+    // After a compaction: session s1's workflow, and not s2's.
+    let compacted = startup_context(&project, home, &json!({"hook_event_name": "SessionStart", "session_id": "s1",
+        "source": "compact", "cwd": cwd}));
+    let text = compacted["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    let shown: Value = serde_json::from_str(&text[text.find("{\n").unwrap()..]).unwrap();
+    let sessions = shown["active_sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{text}");
+    assert_eq!((sessions[0]["session_id"].as_str(), sessions[0]["job_name"].as_str()), (Some("s1"), Some("research")));
+    assert_eq!(sessions[0]["current_step_id"], "gather");
+
+    // Unusable input is an empty answer, and a cairn home that cannot be written still gives the session id.
+    assert_eq!(startup_context(&project, home, &json!("not an event")), json!({}));
+    let blocker = home.join("blocker");
+    std::fs::write(&blocker, "a file, not a directory").unwrap();
+    let broken = startup_context(&project, &blocker, &json!({"session_id": "s1", "source": "compact", "cwd": cwd}));
+    let text = broken["hookSpecificOutput"]["additionalContext"].as_str().unwrap();
+    assert!(text.starts_with("CLAUDE_CODE_SESSION_ID=s1\n"), "{text}");
+    assert!(text.contains("The active DeepWork workflows could not be read: could not write cairn's standard jobs"), "{text}");
+}
+
 /// A git repository (branch `main`) in a temporary directory, with a private cairn home and `HOME`.
 pub struct Repo {
     dir: tempfile::TempDir,
@@ -195,7 +250,10 @@ fn review_lists_the_changed_files_in_claudes_format() {
     let list = repo.review(&[], None);
     assert!(list.starts_with("Invoke the following list of Agents in parallel.\n"), "{list}");
     assert_eq!(descriptions(&list), ["Review markdown", "Review markdown", "Review everything"], "{list}");
-    assert!(list.contains("\tsubagent_type: deepwork:reviewer\n"), "{list}");
+    assert!(list.contains("\tsubagent_type: general-purpose\n"), "{list}");
+    // Through cairn's plugin, its reviewer agent.
+    let list = repo.review(&["--plugin", "cairn"], None);
+    assert!(list.contains("\tsubagent_type: cairn:reviewer\n"), "{list}");
     let texts = prompts(&repo, &list);
     assert!(texts[0].contains("Check b.md for clarity."), "{}", texts[0]);
     assert!(texts[1].contains("Check docs/a.md for clarity."), "{}", texts[1]);
@@ -404,7 +462,11 @@ fn post_commit_reminder_hook_asks_for_a_review_until_every_review_passed() {
     let commit = event("git add docs/a.md && git commit -m 'a'");
     let reminder = repo.hook("post_commit_reminder", &commit);
     let text = additional_context(&reminder);
-    assert!(text.contains("`review` skill") && text.contains("commit"), "{text}");
+    assert!(text.contains("get_review_instructions") && text.contains("commit"), "{text}");
+    // Through cairn's plugin, its review command.
+    let output = repo.deepwork(&["hook", "post_commit_reminder", "--plugin", "cairn"], Some(&commit.to_string()));
+    let through_plugin: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(additional_context(&through_plugin).contains("reviewed with `/cairn:review`"), "{through_plugin}");
 
     // Review the committed file and mark every review passed: no re-review needed.
     let list = repo.review(&["--files", "docs/a.md"], None);
@@ -431,7 +493,7 @@ fn hook_errors_and_unknown_hooks() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         String::from_utf8(output.stderr).unwrap(),
-        "Error: Hook 'no_such_hook' not found. Available hooks: deepschema_write, post_commit_reminder.\n"
+        "Error: Hook 'no_such_hook' not found. Available hooks: deepschema_write, post_commit_reminder, startup_context.\n"
     );
     for input in ["", "not json"] {
         let output = repo.deepwork(&["hook", "deepschema_write"], Some(input));

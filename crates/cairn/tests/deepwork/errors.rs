@@ -52,20 +52,36 @@ async fn lookup_and_output_errors(transport: Transport) {
 async fn session_errors(transport: Transport) {
     let project = Project::new();
     let client = project.connect(transport).await;
-    let missing = "session_id is required. Pass CLAUDE_CODE_SESSION_ID on Claude Code, or the session_id returned by start_workflow on other platforms.";
-    assert_eq!(client.soft_error("finished_step", json!({"outputs": {}})).await, missing);
-    assert_eq!(client.soft_error("abort_workflow", json!({"explanation": "x"})).await, missing);
-    assert_eq!(client.soft_error("go_to_step", json!({"step_id": "a", "session_id": ""})).await, missing);
-    let jobs_missing = "session_id is required. Pass CLAUDE_CODE_SESSION_ID on Claude Code.";
-    assert_eq!(client.soft_error("register_session_job", json!({"job_name": "a", "job_definition_yaml": "x"})).await, jobs_missing);
-    assert_eq!(client.soft_error("get_session_job", json!({"job_name": "a"})).await, jobs_missing);
-    let err = client
-        .fail("start_workflow", json!({"goal": "g", "job_name": "single", "workflow_name": "only"}))
-        .await;
+    // No workflow active: the agent is told how to get a session id.
+    let none = "session_id is required. No workflow is active in this project: start_workflow starts one and returns \
+                its session id (begin_step.session_id); pass that id to every later call.";
+    assert_eq!(client.soft_error("finished_step", json!({"outputs": {}})).await, none);
+    assert_eq!(client.soft_error("abort_workflow", json!({"explanation": "x"})).await, none);
+    assert_eq!(client.soft_error("go_to_step", json!({"step_id": "a", "session_id": ""})).await, none);
+    assert_eq!(client.soft_error("register_session_job", json!({"job_name": "a", "job_definition_yaml": "x"})).await, none);
+    assert_eq!(client.soft_error("get_session_job", json!({"job_name": "a"})).await, none);
+
+    // Without a session id, even on Claude Code, start_workflow makes a session and returns its id.
+    let started = client.ok("start_workflow", json!({"goal": "Answer it", "job_name": "single", "workflow_name": "only"})).await;
+    let generated = started["begin_step"]["session_id"].as_str().unwrap().to_owned();
+    assert_eq!(generated.len(), 32, "a fresh uuid: {generated}");
+    assert!(project.state_file(&generated, "state.json").is_file());
+    client.ok("start_workflow", start("research", "full", "older")).await;
+    // A later call without it is told exactly which ids it can pass, newest first.
+    let listed = client.soft_error("finished_step", json!({"outputs": {"answer": "x"}})).await;
     assert_eq!(
-        err,
-        "Error calling tool 'start_workflow': session_id is required on Claude Code. Pass CLAUDE_CODE_SESSION_ID from startup context."
+        listed,
+        format!(
+            "session_id is required. Pass the session_id that start_workflow returned (begin_step.session_id), or \
+             CLAUDE_CODE_SESSION_ID when your context has it. Sessions with an active workflow in this project, newest \
+             first: `older` (research/full, step gather, goal: test goal); `{generated}` (single/only, step \
+             answer, goal: Answer it)."
+        )
     );
+    let state = std::fs::read_to_string(project.state_file(&generated, "state.json")).unwrap();
+    client.ok("finished_step", json!({"outputs": {"answer": "x"}, "session_id": generated})).await;
+    assert_ne!(state, std::fs::read_to_string(project.state_file(&generated, "state.json")).unwrap());
+    client.ok("abort_workflow", json!({"explanation": "x", "session_id": "older"})).await;
 
     let err = client.fail("finished_step", json!({"outputs": {}, "session_id": "empty"})).await;
     assert!(err.starts_with("Error calling tool 'finished_step': No active workflow session. Provide the session_id"), "{err}");
@@ -106,7 +122,14 @@ async fn argument_errors(transport: Transport) {
     let err = client.fail("get_workflows", json!({"foo": 1})).await;
     assert!(err.contains("unknown field `foo`"), "{err}");
     let err = client.fail("finished_step", json!({"outputs": {"answer": 5}, "session_id": "s"})).await;
-    assert!(err.starts_with("Invalid arguments for tool 'finished_step'"), "{err}");
+    assert_eq!(
+        err,
+        "Invalid arguments for tool 'finished_step': argument `outputs`, key `answer`: the value must be a string or a \
+         list of strings, not 5. Check the tool's input schema (tools/list) and call it again."
+    );
+    let err = client.fail("start_workflow", json!({"goal": "g", "job_name": "single", "workflow_name": "only",
+        "inputs": {"topic": {"deep": true}}})).await;
+    assert!(err.contains("argument `inputs`, key `topic`: the value must be a string or a list of strings"), "{err}");
     let err = client.fail("go_to_step", json!({"step_id": 3, "session_id": "s"})).await;
     assert!(err.contains("invalid type: integer `3`, expected a string"), "{err}");
     assert_eq!(client.fail("no_such_tool", json!({})).await, "Unknown tool: 'no_such_tool'");
@@ -127,7 +150,7 @@ async fn broken_jobs_are_reported(transport: Transport) {
     assert_eq!(errors[0]["job_name"], "broken");
     let error = errors[0]["error"].as_str().unwrap();
     assert!(error.starts_with("Job definition validation failed: Validation error at workflows -> w: "), "{error}");
-    assert!(error.contains("job.yml:6:5") && error.contains("/deepwork repair"), "{error}");
+    assert!(error.contains("job.yml:6:5") && error.contains("workflow_name=\"repair\""), "{error}");
     assert!(errors[1]["error"].as_str().unwrap().starts_with("Failed to load job.yml: Failed to parse YAML file"));
     let issue = listed["issue_detected"].as_str().unwrap();
     assert!(issue.starts_with("\n\n---\n**IMPORTANT: ISSUE DETECTED.**") && issue.contains("- **broken**: "), "{issue}");

@@ -8,6 +8,7 @@ mod broken_definitions;
 mod cli;
 mod concurrency;
 mod errors;
+mod host_names;
 mod http_guard;
 mod malformed;
 mod outside_project;

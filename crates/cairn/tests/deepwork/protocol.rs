@@ -44,6 +44,56 @@ async fn tools_are_listed_with_strict_schemas() {
     }
 }
 
+/// `schema` without its `description`s (DeepWork's tools/list has none; cairn's are its own words).
+fn without_descriptions(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            Value::Object(map.iter().filter(|(k, _)| *k != "description").map(|(k, v)| (k.clone(), without_descriptions(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(without_descriptions).collect()),
+        other => other.clone(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn input_schemas_are_shaped_as_deepworks() {
+    let project = Project::new();
+    let client = project.connect(Transport::Stdio).await;
+    let tools = client.service.list_all_tools().await.unwrap();
+    client.close().await;
+    let schema = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        without_descriptions(&Value::Object((*tool.input_schema).clone()))
+    };
+    let none = json!({"type": "object", "additionalProperties": false, "properties": {}});
+    assert_eq!(schema("get_workflows"), none);
+    assert_eq!(schema("get_named_schemas"), none);
+    let text = json!({"anyOf": [{"type": "string"}, {"type": "null"}], "default": null});
+    let value = json!({"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]});
+    // The map arguments also carry `properties: {}`, which OpenAI's function calling asks of every object.
+    assert_eq!(
+        schema("start_workflow"),
+        json!({"type": "object", "additionalProperties": false, "required": ["goal", "job_name", "workflow_name"],
+            "properties": {"goal": {"type": "string"}, "job_name": {"type": "string"}, "workflow_name": {"type": "string"},
+                "session_id": text,
+                "inputs": {"anyOf": [{"type": "object", "properties": {}, "additionalProperties": value}, {"type": "null"}], "default": null},
+                "agent_id": text}})
+    );
+    assert_eq!(
+        schema("finished_step"),
+        json!({"type": "object", "additionalProperties": false, "required": ["outputs"],
+            "properties": {"outputs": {"type": "object", "properties": {}, "additionalProperties": value}, "session_id": text,
+                "work_summary": text, "quality_review_override_reason": text, "agent_id": text}})
+    );
+    let files = json!({"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}], "default": null});
+    assert_eq!(schema("get_review_instructions"), json!({"type": "object", "additionalProperties": false, "properties": {"files": files}}));
+    for tool in &tools {
+        let text = serde_json::to_string(&tool.input_schema).unwrap();
+        assert!(!text.contains("$defs") && !text.contains("$ref"), "{}: {text}", tool.name);
+        assert!(!text.contains(r#""type":["#), "nullable arguments are anyOf, not a type list: {}: {text}", tool.name);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn without_path_the_client_root_is_the_project() {
     let project = Project::new();

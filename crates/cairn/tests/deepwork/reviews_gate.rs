@@ -73,7 +73,7 @@ async fn deepreview_rule_gates_a_changed_output(transport: Transport) {
         gate_tasks(&result),
         [ListedTask {
             description: "Review markdown_quality".into(),
-            agent: "deepwork:reviewer".into(),
+            agent: "general-purpose".into(),
             prompt: format!(".deepwork/tmp/review_instructions/{first}.md"),
         }]
     );
@@ -256,7 +256,7 @@ async fn review_blocks_and_process_requirements() {
         ]
     );
     let agents: Vec<&str> = tasks.iter().map(|t| t.agent.as_str()).collect();
-    assert_eq!(agents[..4], ["deepwork:reviewer", "deepwork:reviewer", "appendix-checker", "deepwork:reviewer"]);
+    assert_eq!(agents[..4], ["general-purpose", "general-purpose", "appendix-checker", "general-purpose"]);
 
     let preamble = "## Review Instructions\n\n## Job Context\n\nReports are for engineers.\n\n## Step Inputs\n\n\
                     - **topic** (string): caching\n- **sources** (file_path): Source list — *not available*\n";
@@ -314,7 +314,7 @@ async fn review_blocks_and_process_requirements() {
         tasks.iter().map(|t| (t.description.as_str(), t.agent.as_str())).collect::<Vec<_>>(),
         [
             ("Review reviewed/step_name_it_output_title", "title-critic"),
-            ("Review reviewed/step_name_it_process_quality", "deepwork:reviewer")
+            ("Review reviewed/step_name_it_process_quality", "general-purpose")
         ]
     );
     assert_eq!(

@@ -97,6 +97,12 @@ async fn nested_workflows_and_agent_stacks(transport: Transport) {
 
     let inner = client.ok("start_workflow", start("nested", "inner", "s1")).await;
     assert_eq!(stack(&inner), [entry("nested/outer", "delegate"), entry("nested/inner", "work")]);
+    // The status file lists workflows in the order they were started, as DeepWork writes it: outer, then nested.
+    let status = std::fs::read_to_string(project.dir.path().join(".deepwork/tmp/status/v1/sessions/s1.yml")).unwrap();
+    let (outer_at, inner_at) = (status.find("\n    name: outer\n").unwrap(), status.find("\n    name: inner\n").unwrap());
+    assert!(outer_at < inner_at, "outer before nested:\n{status}");
+    let inner_id = read_json(&project.state_file("s1", "state.json"))["workflow_stack"][1]["workflow_instance_id"].clone();
+    assert!(status.contains(&format!("active_workflow: {}\n", inner_id.as_str().unwrap())), "{status}");
     project.write("summary.md", "done\n");
     let done = client.ok("finished_step", json!({"outputs": {"summary_file": "summary.md"}, "session_id": "s1"})).await;
     assert_eq!(done["status"], "workflow_complete");

@@ -12,5 +12,6 @@ mod cairn_serve;
 mod claude;
 #[path = "../common/database.rs"]
 mod database;
+mod deepwork_job;
 mod roscoe_consensus;
 mod work_claim;

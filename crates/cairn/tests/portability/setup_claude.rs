@@ -124,7 +124,7 @@ async fn after_setup_claude_code_loads_the_plugin_and_may_call_its_tools() {
     assert!(answer.contains("get_workflows answered") && answer.contains("\"jobs\""), "the tool ran, unprompted: {result}");
 
     let listed = claude(&bin, &project, &home, &model.base, &["mcp", "list"]).await;
-    assert!(listed.contains("plugin:cairn:deepwork: deepwork serve --platform claude - ✔ Connected"), "{listed}");
+    assert!(listed.contains("plugin:cairn:deepwork: deepwork serve --platform claude --plugin cairn - ✔ Connected"), "{listed}");
     assert!(listed.contains("plugin:cairn:roscoe: roscoe mcp - ✔ Connected"), "{listed}");
     assert!(listed.contains("plugin:cairn:work: http://127.0.0.1:9/mcp"), "the URL comes from the settings' env: {listed}");
 }
