@@ -113,3 +113,23 @@ pub struct ReviewTask {
     /// Line of the rule in it (0 for rules made by cairn).
     pub source_line: usize,
 }
+
+impl ReviewTask {
+    /// A review of `files` by rule `rule_name` and nothing more: no instructions, agent, references, inline text,
+    /// precompute or defining file.
+    pub(crate) fn of_files(rule_name: &str, files: Vec<String>) -> ReviewTask {
+        ReviewTask {
+            rule_name: rule_name.to_owned(),
+            files,
+            instructions: String::new(),
+            agent: None,
+            reference_files: Vec::new(),
+            unchanged_matching_files: Vec::new(),
+            all_changed_files: None,
+            inline_content: None,
+            precompute: None,
+            source_file: PathBuf::new(),
+            source_line: 0,
+        }
+    }
+}

@@ -216,7 +216,7 @@ impl Deepwork {
                             continue;
                         };
                         // A review of files is needed again once they change: its id follows their contents now.
-                        let review_id = if files.is_empty() { asked_id } else { review_id(&file_task(name, &files), root) };
+                        let review_id = if files.is_empty() { asked_id } else { review_id(&ReviewTask::of_files(name, files.clone()), root) };
                         if !has_passed(root, &review_id) && !found.reviews.iter().any(|r| r.review_id == review_id) {
                             found.reviews.push(OpenReview { review_id, rule_name: name.clone(), files, origin: "step" });
                         }
@@ -252,22 +252,6 @@ impl Deepwork {
     }
 }
 
-/// A review of `files` by rule `name`, as far as its review id depends on it.
-fn file_task(name: &str, files: &[String]) -> ReviewTask {
-    ReviewTask {
-        rule_name: name.to_owned(),
-        files: files.to_vec(),
-        instructions: String::new(),
-        agent: None,
-        reference_files: Vec::new(),
-        unchanged_matching_files: Vec::new(),
-        all_changed_files: None,
-        inline_content: None,
-        precompute: None,
-        source_file: PathBuf::new(),
-        source_line: 0,
-    }
-}
 
 /// Explicit file names as rules match them: relative to the root (`./x` and absolute paths inside the root included),
 /// sorted, de-duplicated; names that point outside the project are left out.

@@ -55,7 +55,7 @@ use std::sync::Arc;
 
 use cairn_mcp::access::{Access, Denied, Scope as Needs};
 use cairn_mcp::envelope;
-use cairn_mcp::registry::{Registry, Surface, ToolEntry};
+use cairn_mcp::registry::{Call, Registry, Surface, ToolEntry};
 use rmcp::model::{
     CallToolResult, ContentBlock, Implementation,
     JsonObject, ServerCapabilities, ServerConfig, Tool,
@@ -67,10 +67,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::actor::Actor;
+use crate::engine::Answer;
 use crate::error::Error;
 use crate::runs::Runs;
 use crate::scope::Scope;
-use crate::service::Service;
+use crate::service::{Body, Service};
 use crate::source::Source;
 
 const INSTRUCTIONS: &str = "Roscoe workflow authoring: state-machine workflows in YAML, stored per project \
@@ -207,6 +208,35 @@ impl RoscoeServer {
     }
 }
 
+impl RoscoeServer {
+    /// `create_workflow` / `update_workflow`: parses `call`'s arguments as `P`, then writes the workflow they give
+    /// with `operation`, recorded as `tool` by the caller.
+    async fn write_body<P, T, F>(&self, tool: &'static str, call: Call<'_>, operation: F) -> CallToolResult
+    where
+        P: DeserializeOwned + Into<BodyWrite>,
+        T: Serialize + Send + 'static,
+        F: FnOnce(&Service, &Scope, &str, &Body, Option<Source>, &Actor) -> Result<T, Error> + Send + 'static,
+    {
+        let write: BodyWrite = match parse::<P>(tool, call.args) {
+            Ok(params) => params.into(),
+            Err(error) => return error,
+        };
+        let id = write.id.clone();
+        self.write(call.access, tool, &id, write.scope, move |service, scope, actor| {
+            let body = Body::from_inputs(write.config, write.yaml)?;
+            operation(service, scope, &write.id, &body, write.source, actor)
+        })
+        .await
+    }
+
+    /// Answers the pending step of run `run_id` with `answer`; with `node_id`, only while that node is the one
+    /// pending (`stale_step` otherwise).
+    async fn advance(&self, scope: ScopeArgs, run_id: String, node_id: Option<String>, answer: Answer) -> CallToolResult {
+        self.run_runs(scope, move |runs, scope| async move { runs.advance(&scope, &run_id, node_id, answer).await })
+            .await
+    }
+}
+
 /// The [`Actor`] of a call by `access` over MCP.
 fn actor(access: &Access) -> Actor {
     Actor {
@@ -274,6 +304,121 @@ macro_rules! scoped_params {
     };
 }
 pub(crate) use scoped_params;
+
+/// Declares a docs tool's params struct: no scope fields (the docs are the same in every project), no unknown ones.
+macro_rules! docs_params {
+    ($(#[$meta:meta])* struct Params { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct Params { $($body)* }
+    };
+}
+pub(crate) use docs_params;
+
+/// Declares the params of a tool that acts on one run: `run_id` (also read as `runId`) with the doc written on it,
+/// then the other fields as written; the scope fields come first, as [`scoped_params!`] puts them.
+macro_rules! run_params {
+    ($(#[$meta:meta])* struct Params {
+        $(#[$run:meta])* run_id: String,
+        $($(#[$fmeta:meta])* $field:ident: $ty:ty,)*
+    }) => {
+        $crate::tools::scoped_params! {
+            $(#[$meta])*
+            struct Params {
+                $(#[$run])*
+                #[serde(alias = "runId")]
+                run_id: String,
+                $($(#[$fmeta])* $field: $ty,)*
+            }
+        }
+    };
+}
+pub(crate) use run_params;
+
+/// Declares the params of a tool that checks one workflow, given as `config`, `yaml` or a stored `id` (with its
+/// `source`), followed by the fields written here; [`Params::subject`] is the workflow they name.
+macro_rules! subject_params {
+    ($(#[$meta:meta])* struct Params { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
+        $crate::tools::scoped_params! {
+            $(#[$meta])*
+            struct Params {
+                /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
+                #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+                #[serde(default)]
+                config: Option<serde_json::Value>,
+                /// The workflow as YAML text.
+                #[serde(default)]
+                yaml: Option<String>,
+                /// A stored workflow's id.
+                #[serde(default)]
+                id: Option<String>,
+                /// With `id`: its source (default: repo first).
+                #[serde(default)]
+                source: Option<$crate::tools::SourceArg>,
+                $($(#[$fmeta])* $field: $ty,)*
+            }
+        }
+
+        impl Params {
+            /// The workflow the arguments name: exactly one of `config`, `yaml`, `id`.
+            fn subject(self) -> Result<$crate::service::Subject, $crate::error::Error> {
+                $crate::service::Subject::from_inputs(self.config, self.yaml, self.id, $crate::tools::source(self.source))
+            }
+        }
+    };
+}
+pub(crate) use subject_params;
+
+/// Declares the params of a tool that writes a workflow: `id` and `source` with the docs written on them, and
+/// between them the workflow as `config` or `yaml`; the params convert into a [`BodyWrite`].
+macro_rules! body_params {
+    ($(#[$meta:meta])* struct Params {
+        $(#[$id:meta])* id: String,
+        $(#[$source:meta])* source: Option<SourceArg>,
+    }) => {
+        $crate::tools::scoped_params! {
+            $(#[$meta])*
+            struct Params {
+                $(#[$id])*
+                id: String,
+                /// The workflow as a JSON object (give this or `yaml`).
+                #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
+                #[serde(default)]
+                config: Option<serde_json::Value>,
+                /// The workflow as YAML text, written as given (give this or `config`).
+                #[serde(default)]
+                yaml: Option<String>,
+                $(#[$source])*
+                #[serde(default)]
+                source: Option<$crate::tools::SourceArg>,
+            }
+        }
+
+        impl From<Params> for $crate::tools::BodyWrite {
+            fn from(params: Params) -> Self {
+                $crate::tools::BodyWrite {
+                    scope: params.scope(),
+                    id: params.id,
+                    config: params.config,
+                    yaml: params.yaml,
+                    source: $crate::tools::source(params.source),
+                }
+            }
+        }
+    };
+}
+pub(crate) use body_params;
+
+/// What `create_workflow` and `update_workflow` are given: the scope, the workflow's id, its body as `config` or
+/// `yaml`, and the source.
+pub(crate) struct BodyWrite {
+    scope: ScopeArgs,
+    id: String,
+    config: Option<Value>,
+    yaml: Option<String>,
+    source: Option<Source>,
+}
 
 /// A workflow source as a tool input.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]

@@ -113,6 +113,23 @@ fn all_tools() -> Registry<WorkServer> {
     ])
 }
 
+/// Declares a tool's params struct `Params` whose first field is `account_id` (empty is the caller's own), followed by
+/// the fields written here; no unknown fields. Attributes written on the struct (`#[serde(default)]`) go on it too.
+macro_rules! account_params {
+    ($(#[$meta:meta])* struct Params { $($body:tt)* }) => {
+        #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        $(#[$meta])*
+        pub(crate) struct Params {
+            /// The account; empty is the caller's own.
+            #[serde(default)]
+            account_id: String,
+            $($body)*
+        }
+    };
+}
+use account_params;
+
 /// Describes a tool that only reads (needs `mcp:read`, `decisions:read`).
 fn read_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
     cairn_mcp::describe::tool::<P>(name, description, cairn_mcp::envelope::object_schema())

@@ -89,17 +89,10 @@ mod tests {
 
     fn task(rule: &str, files: &[&str], inline: Option<&str>) -> ReviewTask {
         ReviewTask {
-            rule_name: rule.to_owned(),
-            files: files.iter().map(|f| (*f).to_owned()).collect(),
-            instructions: String::new(),
-            agent: None,
-            reference_files: Vec::new(),
-            unchanged_matching_files: Vec::new(),
-            all_changed_files: None,
             inline_content: inline.map(str::to_owned),
-            precompute: None,
             source_file: PathBuf::from("/x/.deepreview"),
             source_line: 1,
+            ..ReviewTask::of_files(rule, files.iter().map(|f| (*f).to_owned()).collect())
         }
     }
 

@@ -299,17 +299,10 @@ mod tests {
 
     fn task(files: &[&str]) -> ReviewTask {
         ReviewTask {
-            rule_name: "r".to_owned(),
-            files: files.iter().map(|f| (*f).to_owned()).collect(),
             instructions: "  Check it.\n".to_owned(),
-            agent: None,
-            reference_files: Vec::new(),
-            unchanged_matching_files: Vec::new(),
-            all_changed_files: None,
-            inline_content: None,
-            precompute: None,
             source_file: PathBuf::from("/p/src/.deepreview"),
             source_line: 3,
+            ..ReviewTask::of_files("r", files.iter().map(|f| (*f).to_owned()).collect())
         }
     }
 

@@ -12,6 +12,27 @@ use schemars::{Schema, SchemaGenerator, json_schema};
 use serde::de::{Deserialize, Deserializer, Error};
 use serde_json::Value;
 
+/// Declares the params of a tool that acts on the active workflow of a session's stack: the fields written here,
+/// then the optional `session_id` and `agent_id` that name the stack (in DeepWork's order).
+macro_rules! stack_params {
+    ($($(#[$fmeta:meta])* $field:ident: $ty:ty,)*) => {
+        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+        #[serde(deny_unknown_fields)]
+        pub(crate) struct Params {
+            $($(#[$fmeta])* $field: $ty,)*
+            /// The session id given to start_workflow (or returned by it).
+            #[serde(default)]
+            #[schemars(schema_with = "super::arguments::nullable_string")]
+            session_id: Option<String>,
+            /// Sub-agent id, when the workflow runs on an agent's own stack.
+            #[serde(default)]
+            #[schemars(schema_with = "super::arguments::nullable_string")]
+            agent_id: Option<String>,
+        }
+    };
+}
+pub(super) use stack_params;
+
 /// An optional string.
 pub(super) fn nullable_string(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"anyOf": [{"type": "string"}, {"type": "null"}], "default": null})

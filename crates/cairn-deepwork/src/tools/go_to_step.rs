@@ -3,24 +3,12 @@
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
-use schemars::JsonSchema;
-use serde::Deserialize;
 
 use super::{DeepworkServer, arguments, object_tool};
 
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
+arguments::stack_params! {
     /// The step to go back to; it must not be after the current step.
     step_id: String,
-    /// The session id given to start_workflow (or returned by it).
-    #[serde(default)]
-    #[schemars(schema_with = "arguments::nullable_string")]
-    session_id: Option<String>,
-    /// Sub-agent id, when the workflow runs on an agent's own stack.
-    #[serde(default)]
-    #[schemars(schema_with = "arguments::nullable_string")]
-    agent_id: Option<String>,
 }
 
 pub(crate) fn tool() -> Tool {

@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::scoped_params! {
+super::run_params! {
     /// `advance_consensus` arguments.
     struct Params {
         /// The run (root or child) paused at a consensus step.
-        #[serde(alias = "runId")]
         run_id: String,
         /// Every subagent's raw response, in agent order (exactly `agentCount`).
         responses: Vec<String>,
@@ -39,9 +38,5 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
     };
     let scope = params.scope();
     let answer = Answer::Consensus { responses: params.responses };
-    server
-        .run_runs(scope, move |runs, scope| async move {
-            runs.advance(&scope, &params.run_id, params.node_id, answer).await
-        })
-        .await
+    server.advance(scope, params.run_id, params.node_id, answer).await
 }

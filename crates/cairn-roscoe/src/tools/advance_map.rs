@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::scoped_params! {
+super::run_params! {
     /// `advance_map` arguments.
     struct Params {
         /// The run (root or child) paused at a map step.
-        #[serde(alias = "runId")]
         run_id: String,
         /// Every subagent's raw response, in agent order (exactly `agentCount`; an empty one is a failed branch).
         responses: Vec<String>,
@@ -38,9 +37,5 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
     };
     let scope = params.scope();
     let answer = Answer::Map { responses: params.responses };
-    server
-        .run_runs(scope, move |runs, scope| async move {
-            runs.advance(&scope, &params.run_id, params.node_id, answer).await
-        })
-        .await
+    server.advance(scope, params.run_id, params.node_id, answer).await
 }

@@ -6,11 +6,10 @@ use serde_json::{Map, Value};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::scoped_params! {
+super::run_params! {
     /// `advance_round_robin` arguments.
     struct Params {
         /// The run (root or child) paused at a round_robin step.
-        #[serde(alias = "runId")]
         run_id: String,
         /// first / contested phases: verdicts keyed by matchup id, each `{ winner: "A"|"B", margin: 0-100,
         /// reasoning? }` or the subagent's raw JSON text.
@@ -44,9 +43,5 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
     };
     let scope = params.scope();
     let answer = Answer::RoundRobin { verdicts: params.verdicts, result: params.result };
-    server
-        .run_runs(scope, move |runs, scope| async move {
-            runs.advance(&scope, &params.run_id, params.node_id, answer).await
-        })
-        .await
+    server.advance(scope, params.run_id, params.node_id, answer).await
 }

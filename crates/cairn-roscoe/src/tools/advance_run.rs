@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::scoped_params! {
+super::run_params! {
     /// `advance_run` arguments.
     struct Params {
         /// The run (root or child) whose pending step you answer.
-        #[serde(alias = "runId")]
         run_id: String,
         /// Your response: any text for ai_agent; for ai_judge the JSON object the prompt asks for.
         response: String,
@@ -41,9 +40,5 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
     };
     let scope = params.scope();
     let answer = Answer::Response { response: params.response, failed: params.failed.unwrap_or(false) };
-    server
-        .run_runs(scope, move |runs, scope| async move {
-            runs.advance(&scope, &params.run_id, params.node_id, answer).await
-        })
-        .await
+    server.advance(scope, params.run_id, params.node_id, answer).await
 }

@@ -4,15 +4,15 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::{RoscoeServer, docs_result, object_tool, parse};
 
-/// `answer_docs` arguments.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// A question in natural language.
-    question: String,
-    /// Most characters of source text in the prompt (default 12000).
-    #[serde(default)]
-    budget_chars: Option<usize>,
+super::docs_params! {
+    /// `answer_docs` arguments.
+    struct Params {
+        /// A question in natural language.
+        question: String,
+        /// Most characters of source text in the prompt (default 12000).
+        #[serde(default)]
+        budget_chars: Option<usize>,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -4,18 +4,18 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::{RoscoeServer, docs_result, object_tool, parse};
 
-/// `ask_docs` arguments.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// A question in natural language.
-    question: String,
-    /// Most characters of section text to return (default 12000).
-    #[serde(default)]
-    budget_chars: Option<usize>,
-    /// Most sections to return (1–50, default 8).
-    #[serde(default)]
-    max_sections: Option<usize>,
+super::docs_params! {
+    /// `ask_docs` arguments.
+    struct Params {
+        /// A question in natural language.
+        question: String,
+        /// Most characters of section text to return (default 12000).
+        #[serde(default)]
+        budget_chars: Option<usize>,
+        /// Most sections to return (1–50, default 8).
+        #[serde(default)]
+        max_sections: Option<usize>,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
-super::scoped_params! {
+super::run_params! {
     /// `cancel_run` arguments.
     struct Params {
         /// Any run of the tree.
-        #[serde(alias = "runId")]
         run_id: String,
         /// Why (recorded as the run's error; default "Cancelled by user").
         #[serde(default)]

@@ -4,12 +4,12 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::{RoscoeServer, docs_result, object_tool, parse};
 
-/// `get_doc` arguments.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The page's slug as list_docs shows it, e.g. `guides/testing-workflows`.
-    slug: String,
+super::docs_params! {
+    /// `get_doc` arguments.
+    struct Params {
+        /// The page's slug as list_docs shows it, e.g. `guides/testing-workflows`.
+        slug: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

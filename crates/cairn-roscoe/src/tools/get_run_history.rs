@@ -4,11 +4,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
-super::scoped_params! {
+super::run_params! {
     /// `get_run_history` arguments.
     struct Params {
         /// The run (exactly this one; child runs are listed in `childRunIds`).
-        #[serde(alias = "runId")]
         run_id: String,
     }
 }

@@ -4,11 +4,10 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
-super::scoped_params! {
+super::run_params! {
     /// `get_run_status` arguments.
     struct Params {
         /// Any run of the tree (the root or a subworkflow child).
-        #[serde(alias = "runId")]
         run_id: String,
     }
 }

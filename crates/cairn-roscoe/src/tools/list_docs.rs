@@ -5,10 +5,10 @@ use serde_json::json;
 
 use super::{RoscoeServer, list_tool, parse, success};
 
-/// `list_docs` arguments: none.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {}
+super::docs_params! {
+    /// `list_docs` arguments: none.
+    struct Params {}
+}
 
 pub(crate) fn tool() -> Tool {
     list_tool::<Params>(

@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
-super::scoped_params! {
+super::run_params! {
     /// `resume_run` arguments.
     struct Params {
         /// The run (root or child) paused at a human step.
-        #[serde(alias = "runId")]
         run_id: String,
         /// The transition the user chose: one of `validTransitions` (any case) or its 1-based number.
         transition: String,

@@ -5,11 +5,10 @@ use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 
-super::scoped_params! {
+super::run_params! {
     /// `retry_run` arguments.
     struct Params {
         /// A failed or cancelled top-level run.
-        #[serde(alias = "runId")]
         run_id: String,
     }
 }

@@ -5,15 +5,15 @@ use serde_json::json;
 
 use super::{RoscoeServer, docs_result, list_tool, parse};
 
-/// `search_docs` arguments.
-#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// Keywords, a tool name or an error code.
-    query: String,
-    /// How many hits at most (1–50, default 10).
-    #[serde(default)]
-    limit: Option<usize>,
+super::docs_params! {
+    /// `search_docs` arguments.
+    struct Params {
+        /// Keywords, a tool name or an error code.
+        query: String,
+        /// How many hits at most (1–50, default 10).
+        #[serde(default)]
+        limit: Option<usize>,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -5,18 +5,15 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{WorkServer, parse, reply, write_tool};
 use crate::auth::Caller;
 
-/// `decisions_create_space` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// What the space is for; up to 2000 characters.
-    #[serde(default)]
-    description: String,
-    /// Its name, 1 to 100 characters, unique in the account (ignoring case).
-    name: String,
+super::account_params! {
+    /// `decisions_create_space` arguments.
+    struct Params {
+        /// What the space is for; up to 2000 characters.
+        #[serde(default)]
+        description: String,
+        /// Its name, 1 to 100 characters, unique in the account (ignoring case).
+        name: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

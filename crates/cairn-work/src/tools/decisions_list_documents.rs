@@ -5,24 +5,21 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{WorkServer, parse, read_tool, reply};
 use crate::auth::Caller;
 
-/// `decisions_list_documents` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// Documents per page: 0 means 50, at most 200.
-    #[serde(default)]
-    page_size: i64,
-    /// The next_page_token of the page before.
-    #[serde(default)]
-    page_token: String,
-    /// Narrows to titles containing this (ignoring case); empty for all.
-    #[serde(default)]
-    query: String,
-    /// The space's id (decisions_list_spaces).
-    space_id: String,
+super::account_params! {
+    /// `decisions_list_documents` arguments.
+    struct Params {
+        /// Documents per page: 0 means 50, at most 200.
+        #[serde(default)]
+        page_size: i64,
+        /// The next_page_token of the page before.
+        #[serde(default)]
+        page_token: String,
+        /// Narrows to titles containing this (ignoring case); empty for all.
+        #[serde(default)]
+        query: String,
+        /// The space's id (decisions_list_spaces).
+        space_id: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

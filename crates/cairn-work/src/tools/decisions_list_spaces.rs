@@ -5,16 +5,15 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{WorkServer, parse, read_tool, reply};
 use crate::auth::Caller;
 
-/// `decisions_list_spaces` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    account_id: String,
-    /// Spaces per page: 0 means 50, at most 200.
-    page_size: i64,
-    /// The next_page_token of the page before.
-    page_token: String,
+super::account_params! {
+    /// `decisions_list_spaces` arguments.
+    #[serde(default)]
+    struct Params {
+        /// Spaces per page: 0 means 50, at most 200.
+        page_size: i64,
+        /// The next_page_token of the page before.
+        page_token: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -6,17 +6,14 @@ use serde_json::json;
 use super::{WorkServer, parse, reply, write_tool};
 use crate::auth::Caller;
 
-/// `work_claim` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// Who claims, as they name themselves ("claude-code coordinator").
-    claimant: String,
-    /// The work item's id (work_list).
-    item_id: String,
+super::account_params! {
+    /// `work_claim` arguments.
+    struct Params {
+        /// Who claims, as they name themselves ("claude-code coordinator").
+        claimant: String,
+        /// The work item's id (work_list).
+        item_id: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -6,20 +6,17 @@ use serde_json::json;
 use super::{WorkServer, parse, reply, write_tool};
 use crate::auth::Caller;
 
-/// `work_handoff` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// The work item's id (work_list).
-    item_id: String,
-    /// What was done and what is left; 1 to 4000 characters.
-    note: String,
-    /// Whom it is for; empty for anyone.
-    #[serde(default)]
-    to: String,
+super::account_params! {
+    /// `work_handoff` arguments.
+    struct Params {
+        /// The work item's id (work_list).
+        item_id: String,
+        /// What was done and what is left; 1 to 4000 characters.
+        note: String,
+        /// Whom it is for; empty for anyone.
+        #[serde(default)]
+        to: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -7,24 +7,23 @@ use super::{WorkServer, parse, read_tool, reply};
 use crate::auth::Caller;
 use crate::service::ListQuery;
 
-/// `work_list` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields, default)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    account_id: String,
-    /// Narrows to what one agent or person holds.
-    claimed_by: String,
-    /// The document's id (decisions_list_documents).
-    document_id: String,
-    /// Items per page: 0 means 50, at most 200.
-    page_size: i64,
-    /// The next_page_token of the page before.
-    page_token: String,
-    /// Narrows to one space; empty for the whole account.
-    space_id: String,
-    /// One state, or empty for every state but "done".
-    state: String,
+super::account_params! {
+    /// `work_list` arguments.
+    #[serde(default)]
+    struct Params {
+        /// Narrows to what one agent or person holds.
+        claimed_by: String,
+        /// The document's id (decisions_list_documents).
+        document_id: String,
+        /// Items per page: 0 means 50, at most 200.
+        page_size: i64,
+        /// The next_page_token of the page before.
+        page_token: String,
+        /// Narrows to one space; empty for the whole account.
+        space_id: String,
+        /// One state, or empty for every state but "done".
+        state: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -7,27 +7,24 @@ use super::{WorkServer, parse, reply, write_tool};
 use crate::auth::Caller;
 use crate::service::EvidenceInput;
 
-/// `work_record_evidence` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// RFC 3339: when it happened; empty is now.
-    #[serde(default)]
-    at: String,
-    /// The commit: the merge commit, or the commit a service runs.
-    commit: String,
-    /// "merged" (a pull request merged) or "rolled" (a service runs a commit).
-    kind: String,
-    /// The pull requests it is about, by number. For "merged" exactly one.
-    pull_requests: Vec<i64>,
-    /// The repository, "owner/name".
-    repository: String,
-    /// For "rolled": the service.
-    #[serde(default)]
-    service: String,
+super::account_params! {
+    /// `work_record_evidence` arguments.
+    struct Params {
+        /// RFC 3339: when it happened; empty is now.
+        #[serde(default)]
+        at: String,
+        /// The commit: the merge commit, or the commit a service runs.
+        commit: String,
+        /// "merged" (a pull request merged) or "rolled" (a service runs a commit).
+        kind: String,
+        /// The pull requests it is about, by number. For "merged" exactly one.
+        pull_requests: Vec<i64>,
+        /// The repository, "owner/name".
+        repository: String,
+        /// For "rolled": the service.
+        #[serde(default)]
+        service: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

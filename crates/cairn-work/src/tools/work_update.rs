@@ -7,24 +7,21 @@ use serde_json::json;
 use super::{WorkServer, parse, reply, write_tool};
 use crate::auth::Caller;
 
-/// `work_update` arguments.
-#[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct Params {
-    /// The account; empty is the caller's own.
-    #[serde(default)]
-    account_id: String,
-    /// The work item's id (work_list).
-    item_id: String,
-    /// Links to add; the item keeps at most ten.
-    #[serde(default)]
-    links: Vec<String>,
-    /// New notes; empty leaves them.
-    #[serde(default)]
-    notes: String,
-    /// "in_progress", "blocked" or "done"; empty leaves it.
-    #[serde(default)]
-    state: String,
+super::account_params! {
+    /// `work_update` arguments.
+    struct Params {
+        /// The work item's id (work_list).
+        item_id: String,
+        /// Links to add; the item keeps at most ten.
+        #[serde(default)]
+        links: Vec<String>,
+        /// New notes; empty leaves them.
+        #[serde(default)]
+        notes: String,
+        /// "in_progress", "blocked" or "done"; empty leaves it.
+        #[serde(default)]
+        state: String,
+    }
 }
 
 pub(crate) fn tool() -> Tool {

@@ -25,4 +25,6 @@ mod slow_connections;
 #[path = "../common/stdio_faults.rs"]
 mod stdio_faults;
 mod support;
+#[path = "../common/tool_call.rs"]
+mod tool_call;
 mod workflows;

@@ -5,7 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation, ListRootsResult,
+    CallToolResult, ClientCapabilities, ClientConfig, Implementation, ListRootsResult,
     ProtocolVersion, Root,
 };
 use rmcp::service::{RequestContext, RunningService};
@@ -13,6 +13,9 @@ use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::process::Command;
+
+pub use crate::tool_call::text;
+use crate::tool_call::{call_tool, succeeded};
 
 /// The two transports every scenario runs on.
 #[derive(Debug, Clone, Copy)]
@@ -333,19 +336,12 @@ impl Client {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(args) = args else { panic!("arguments must be an object") };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        self.service.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+        call_tool(&self.service, tool, args).await
     }
 
     /// Calls a tool that must succeed; returns its structured content (checked against its text).
     pub async fn ok(&self, tool: &str, args: Value) -> Value {
-        let result = self.call(tool, args).await;
-        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
-        let structured = result.structured_content.clone().expect("structured content");
-        let from_text: Value = serde_json::from_str(&text(&result)).expect("text is JSON");
-        assert_eq!(from_text, structured, "text and structuredContent differ");
-        structured
+        succeeded(tool, &self.call(tool, args).await)
     }
 
     /// Calls a tool that must fail with `isError`; returns the error text.
@@ -389,10 +385,6 @@ impl Client {
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }
-}
-
-pub fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
 }
 
 /// The HTTP client is built without a default TLS provider (only plain HTTP to loopback is used): install one.

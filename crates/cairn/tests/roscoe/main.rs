@@ -32,3 +32,5 @@ mod skills;
 #[path = "../common/stdio_faults.rs"]
 mod stdio_faults;
 mod support;
+#[path = "../common/tool_call.rs"]
+mod tool_call;

@@ -3,15 +3,18 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
+
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
+pub use crate::tool_call::text;
+use crate::tool_call::call_tool;
 
 /// The two transports the authoring tools are served on.
 #[derive(Debug, Clone, Copy)]
@@ -180,9 +183,7 @@ impl Client {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(args) = args else { panic!("arguments must be an object") };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        self.service.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+        call_tool(&self.service, tool, args).await
     }
 
     /// Calls a tool that must succeed; returns its result (the text, checked against `structuredContent`).
@@ -211,10 +212,6 @@ impl Client {
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }
-}
-
-pub fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
 }
 
 /// `path` as a JSON string.

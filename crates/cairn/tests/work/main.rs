@@ -20,3 +20,5 @@ mod raw_stdio;
 #[path = "../common/stdio_faults.rs"]
 mod stdio_faults;
 mod support;
+#[path = "../common/tool_call.rs"]
+mod tool_call;

@@ -3,16 +3,19 @@
 
 use std::process::Stdio;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
+
 use tokio::process::Command;
 
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
+pub use crate::tool_call::text;
+use crate::tool_call::{call_tool, succeeded};
 
 /// Which transport a test drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,19 +147,12 @@ impl Client {
     }
 
     pub async fn call(&self, tool: &str, args: Value) -> CallToolResult {
-        let Value::Object(args) = args else { panic!("arguments must be an object") };
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        self.service.call_tool(params).await.unwrap_or_else(|e| panic!("{tool}: protocol error {e}"))
+        call_tool(&self.service, tool, args).await
     }
 
     /// Calls a tool that must succeed; its structured content (checked against the text block).
     pub async fn ok(&self, tool: &str, args: Value) -> Value {
-        let result = self.call(tool, args).await;
-        assert_ne!(result.is_error, Some(true), "{tool} failed: {}", text(&result));
-        let structured = result.structured_content.clone().expect("structured content");
-        let from_text: Value = serde_json::from_str(&text(&result)).expect("the text block is JSON");
-        assert_eq!(structured, from_text, "text and structuredContent differ");
-        structured
+        succeeded(tool, &self.call(tool, args).await)
     }
 
     /// Calls a tool that must fail with `code`; the `error` object (`{code, message, details}`).
@@ -180,10 +176,6 @@ impl Client {
     pub async fn close(self) {
         let _ = self.service.cancel().await;
     }
-}
-
-pub fn text(result: &CallToolResult) -> String {
-    result.content.iter().filter_map(|c| c.as_text().map(|t| t.text.clone())).collect::<Vec<_>>().join("")
 }
 
 /// A space named `name` made by `client`; its id.
