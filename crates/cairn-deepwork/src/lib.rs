@@ -11,6 +11,7 @@
 //! ([`glob`]); [`changed_files`] asks git what changed; [`review`] turns rules and files into tasks, review ids and
 //! instruction files; [`reviews`] holds the facade's review operations.
 
+mod arguments;
 pub mod changed_files;
 mod confined;
 pub mod deepreview;

@@ -6,7 +6,6 @@
 //! `Error calling tool '<tool>': <message>`. This is the only module that knows rmcp.
 
 mod abort_workflow;
-mod arguments;
 mod finished_step;
 mod get_configured_reviews;
 mod get_named_schemas;
@@ -34,6 +33,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::arguments;
 use crate::service::{Deepwork, Error};
 
 /// Where each call's project root comes from.
