@@ -192,40 +192,26 @@ impl<'w> Checker<'w> {
         let who = node
             .map(|_| format!("node '{owner}'"))
             .unwrap_or_else(|| "outputs".to_owned());
-        if bare {
-            match expression::references(text) {
-                Ok(refs) => self.sites.extend(refs.into_iter().map(|r| Site {
-                    node,
-                    pointer: pointer.clone(),
-                    reference: r.reference,
-                    has_fallback: r.has_fallback,
-                    scope,
-                    bare,
-                })),
-                Err(e) => self.syntax.push(Diagnostic::new(
-                    Code::InvalidExpression,
-                    node.map(|_| owner),
-                    pointer,
-                    format!("{who}: condition `{text}` is not valid CEL ({e}); fix the expression, e.g. review.verdict == \"approve\""),
-                )),
-            }
+        // Each reference as (what it names, whether it has a fallback), or the diagnostic for a text that does not parse.
+        let found: Result<Vec<(Reference, bool)>, (Code, String)> = if bare {
+            expression::references(text)
+                .map(|refs| refs.into_iter().map(|r| (r.reference, r.has_fallback)).collect())
+                .map_err(|e| (Code::InvalidExpression, format!("{who}: condition `{text}` is not valid CEL ({e}); fix the expression, e.g. review.verdict == \"approve\"")))
         } else {
-            match Template::parse(text) {
-                Ok(t) => self.sites.extend(t.uses().into_iter().map(|u| Site {
-                    node,
-                    pointer: pointer.clone(),
-                    reference: u.reference.clone(),
-                    has_fallback: u.has_fallback,
-                    scope,
-                    bare,
-                })),
-                Err(e) => self.syntax.push(Diagnostic::new(
-                    Code::InvalidTemplate,
-                    node.map(|_| owner),
-                    pointer,
-                    format!("{who}: template does not parse: {e}; write holes as {{{{ node.field }}}} or {{{{ node.field || \"default\" }}}}, and a literal '{{{{' as \\{{{{"),
-                )),
-            }
+            Template::parse(text)
+                .map(|t| t.uses().into_iter().map(|u| (u.reference.clone(), u.has_fallback)).collect())
+                .map_err(|e| (Code::InvalidTemplate, format!("{who}: template does not parse: {e}; write holes as {{{{ node.field }}}} or {{{{ node.field || \"default\" }}}}, and a literal '{{{{' as \\{{{{")))
+        };
+        match found {
+            Ok(references) => self.sites.extend(references.into_iter().map(|(reference, has_fallback)| Site {
+                node,
+                pointer: pointer.clone(),
+                reference,
+                has_fallback,
+                scope,
+                bare,
+            })),
+            Err((code, message)) => self.syntax.push(Diagnostic::new(code, node.map(|_| owner), pointer, message)),
         }
     }
 

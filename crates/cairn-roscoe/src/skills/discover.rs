@@ -201,32 +201,9 @@ mod tests {
         };
         let scope = project(&root, &root.join("sub"));
         let found = skills(&user, &scope, true);
-        assert_eq!(
-            names(&found),
-            [
-                "claude",
-                "agents",
-                "codex",
-                "opencode",
-                "gemini",
-                "sub-opencode",
-                "root-claude",
-                "deep-enough",
-                "tree"
-            ]
-        );
-        assert_eq!(
-            names(&skills(&user, &scope, false)),
-            [
-                "claude",
-                "agents",
-                "codex",
-                "opencode",
-                "gemini",
-                "sub-opencode",
-                "root-claude"
-            ]
-        );
+        let in_roots = ["claude", "agents", "codex", "opencode", "gemini", "sub-opencode", "root-claude"];
+        assert_eq!(names(&found), [&in_roots[..], &["deep-enough", "tree"]].concat());
+        assert_eq!(names(&skills(&user, &scope, false)), in_roots);
         assert_eq!(names(&skills(&user, &Scope::Global, true)).len(), 5);
 
         let no_codex_home = UserDirs {

@@ -27,9 +27,6 @@ fn dev_zero(root: &Path) -> String {
     )
 }
 
-/// Every markdown file, reviewed one by one.
-const MD_RULE: &str = "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: \
-    individual\n    instructions: Check it.\n";
 
 /// `call`'s outcome; fails when it takes longer than a minute (a hang, on this shared machine).
 async fn promptly<T>(call: impl Future<Output = T>) -> T {
@@ -140,7 +137,7 @@ async fn broken_job_files_are_listed_as_errors() {
 async fn broken_rule_files_and_schemas_are_reported() {
     let project = Project::new();
     let root = project.root();
-    project.write(".deepreview", MD_RULE);
+    project.write(".deepreview", &md_rule("**/*.md", "individual", "Check it."));
     plant_broken_files(["a", "b", "c", "d", "e", "f"].map(|dir| root.join(dir).join(".deepreview")));
     std::fs::create_dir_all(root.join(".deepwork/schemas/s_directory/deepschema.yml")).unwrap();
     link_to_dev_zero(&root.join(".deepwork/schemas/s_dev_zero/deepschema.yml"));
@@ -198,7 +195,7 @@ async fn broken_rule_files_and_schemas_are_reported() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_fifo_is_no_step_output() {
     let project = Project::new();
-    project.write(".deepreview", MD_RULE);
+    project.write(".deepreview", &md_rule("**/*.md", "individual", "Check it."));
     let client = project.connect(Transport::Stdio).await;
     project.git_init();
     mkfifo(&project.root().join("pipe.md"));

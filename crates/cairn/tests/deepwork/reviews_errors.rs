@@ -213,8 +213,7 @@ async fn other_platforms_get_a_plain_list() {
     let project = Project::new();
     project.write(
         ".deepreview",
-        "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: individual\n    \
-         instructions: Check it.\n    agent:\n      claude: claude-agent\n      gemini: gemini-agent\n",
+        &(md_rule("**/*.md", "individual", "Check it.") + "    agent:\n      claude: claude-agent\n      gemini: gemini-agent\n"),
     );
     let client = Client::stdio(project.command(&["--platform", "gemini"]), TestClient::default()).await;
     project.git_init();

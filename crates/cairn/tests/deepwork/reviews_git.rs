@@ -78,11 +78,7 @@ async fn root_in_a_subdirectory_of_the_repository() {
 #[tokio::test(flavor = "multi_thread")]
 async fn linked_git_worktrees() {
     let project = Project::empty();
-    project.write(
-        ".deepreview",
-        "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: individual\n    \
-         instructions: Check it.\n",
-    );
+    project.write(".deepreview", &md_rule("**/*.md", "individual", "Check it."));
     project.write(".gitignore", "worktrees/\n");
     project.write("README.md", "readme\n");
     let main_client = project.connect(Transport::Stdio).await;
@@ -133,11 +129,7 @@ async fn linked_git_worktrees() {
 #[tokio::test(flavor = "multi_thread")]
 async fn renames_deletions_and_unusual_names() {
     let project = Project::empty();
-    project.write(
-        ".deepreview",
-        "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    strategy: matches_together\n    \
-         instructions: Check them.\n",
-    );
+    project.write(".deepreview", &md_together());
     project.write("old.md", "moved\n");
     project.write("gone.md", "bye\n");
     let client = project.connect(Transport::Stdio).await;
@@ -155,8 +147,10 @@ async fn renames_deletions_and_unusual_names() {
     client.close().await;
 }
 
-const MD_TOGETHER: &str = "md:\n  description: Markdown\n  match:\n    include: [\"**/*.md\"]\n  review:\n    \
-                           strategy: matches_together\n    instructions: Check them.\n";
+/// Every markdown file, reviewed together.
+fn md_together() -> String {
+    md_rule("**/*.md", "matches_together", "Check them.")
+}
 
 /// The `## Files to Review` lines of `task`'s instruction file.
 fn reviewed_files(project_dir: &std::path::Path, task: &ListedTask) -> String {
@@ -169,7 +163,7 @@ fn reviewed_files(project_dir: &std::path::Path, task: &ListedTask) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_clone_compares_with_origin_head() {
     let project = Project::empty();
-    project.write(".deepreview", MD_TOGETHER);
+    project.write(".deepreview", &md_together());
     project.write("base.md", "base\n");
     project.git_init();
     let elsewhere = tempfile::tempdir().unwrap();
@@ -197,7 +191,7 @@ async fn a_clone_compares_with_origin_head() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repository_without_commits() {
     let project = Project::empty();
-    project.write(".deepreview", MD_TOGETHER);
+    project.write(".deepreview", &md_together());
     project.write("staged.md", "s\n");
     project.write("loose.md", "l\n");
     project.git(&["init", "-q", "-b", "main"]);

@@ -371,14 +371,16 @@ references:
     client.close().await;
 }
 
-const MD_RULE: &str = "md:\n  description: Markdown\n  match:\n    include: [\"docs/*.md\"]\n  review:\n    \
-                       strategy: individual\n    instructions: Check it.\n";
+/// Markdown under `docs/`, reviewed one by one.
+fn docs_rule() -> String {
+    md_rule("docs/*.md", "individual", "Check it.")
+}
 
 /// Rule and schema files are re-read when they change, appear or disappear (even an edit that keeps the size).
 #[tokio::test(flavor = "multi_thread")]
 async fn rules_and_schemas_follow_their_files() {
     let project = Project::new();
-    project.write(".deepreview", MD_RULE);
+    project.write(".deepreview", &docs_rule());
     project.write("docs/a.md", "A\n");
     let client = project.connect(Transport::Stdio).await;
     let files = json!({"files": ["docs/a.md"]});
@@ -387,11 +389,11 @@ async fn rules_and_schemas_follow_their_files() {
     assert_eq!(ids(&listed_tasks(&text)), [id]);
     assert!(project.instructions(id).contains("## Review Instructions\n\nCheck it.\n"));
 
-    project.write(".deepreview", &MD_RULE.replace("Check it.", "Check me."));
+    project.write(".deepreview", &docs_rule().replace("Check it.", "Check me."));
     client.text_ok("get_review_instructions", files.clone()).await;
     assert!(project.instructions(id).contains("## Review Instructions\n\nCheck me.\n"), "same size, new text");
 
-    project.write("docs/.deepreview", &MD_RULE.replace("md:", "local:").replace("docs/*.md", "*.md"));
+    project.write("docs/.deepreview", &docs_rule().replace("md:", "local:").replace("docs/*.md", "*.md"));
     project.write(
         ".deepwork/schemas/doc/deepschema.yml",
         "matchers: [\"docs/*.md\"]\nrequirements:\n  titled: It MUST start with a title.\n",
@@ -423,7 +425,7 @@ async fn rules_and_schemas_follow_their_files() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stale_pending_instruction_files_are_removed() {
     let project = Project::new();
-    project.write(".deepreview", MD_RULE);
+    project.write(".deepreview", &docs_rule());
     for (file, text) in [("docs/a.md", "A\n"), ("docs/b.md", "B\n"), ("docs/c.md", "C\n")] {
         project.write(file, text);
     }

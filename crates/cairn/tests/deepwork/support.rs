@@ -387,6 +387,15 @@ impl Client {
     }
 }
 
+/// A `.deepreview` rule `md` ("Markdown") over the markdown files `include` matches, reviewed with `strategy` and
+/// `instructions`.
+pub fn md_rule(include: &str, strategy: &str, instructions: &str) -> String {
+    format!(
+        "md:\n  description: Markdown\n  match:\n    include: [\"{include}\"]\n  review:\n    strategy: {strategy}\n    \
+         instructions: {instructions}\n"
+    )
+}
+
 /// The HTTP client is built without a default TLS provider (only plain HTTP to loopback is used): install one.
 pub fn install_crypto() {
     let _ = rustls::crypto::ring::default_provider().install_default();
