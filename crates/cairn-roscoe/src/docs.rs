@@ -165,43 +165,6 @@ mod tests {
         "troubleshooting",
     ];
 
-    /// Every roscoe tool of the spec (31 of the seed, `retry_run`, `get_workflow_diagram`).
-    const TOOLS: &[&str] = &[
-        "list_workflows",
-        "get_workflow",
-        "create_workflow",
-        "update_workflow",
-        "delete_workflow",
-        "list_workflow_references",
-        "move_workflow",
-        "duplicate_workflow",
-        "rename_workflow",
-        "get_workflow_schema",
-        "validate_workflow",
-        "lint_workflow",
-        "get_workflow_diagram",
-        "start_workflow",
-        "get_run_status",
-        "advance_run",
-        "advance_consensus",
-        "advance_round_robin",
-        "advance_map",
-        "resume_run",
-        "cancel_run",
-        "retry_run",
-        "list_runs",
-        "get_run_history",
-        "test_workflow",
-        "list_skills",
-        "convert_skill",
-        "finalize_skill_conversion",
-        "list_docs",
-        "get_doc",
-        "search_docs",
-        "ask_docs",
-        "answer_docs",
-    ];
-
     #[test]
     fn the_pages_the_spec_lists_exist_and_every_node_type_has_one() {
         for slug in REQUIRED_PAGES {
@@ -216,12 +179,13 @@ mod tests {
     #[test]
     fn each_tool_name_finds_its_reference_entry_first() {
         let service = Service::new("/nonexistent");
-        for tool in TOOLS {
+        for entry in crate::tools::entries() {
+            let tool = &*entry.tool.name;
             let hits = service.search_docs(tool, None).unwrap();
             let first = &hits[0];
             assert_eq!(
                 (first.slug.as_str(), first.heading_id.as_deref()),
-                ("reference/mcp-tools", Some(*tool)),
+                ("reference/mcp-tools", Some(tool)),
                 "search_docs({tool})"
             );
         }

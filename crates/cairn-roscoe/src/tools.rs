@@ -115,41 +115,7 @@ pub struct RoscoeServer {
 impl RoscoeServer {
     /// A server over `service` (whose home holds the global source and `roscoe.yaml`) and `runs` (the database).
     pub fn new(service: Service, runs: Runs) -> Self {
-        let registry = Arc::new(Registry::new(vec![
-            tool!(list_workflows, READ, args),
-            tool!(get_workflow, READ, args),
-            tool!(create_workflow, WRITE, call),
-            tool!(update_workflow, WRITE, call),
-            tool!(delete_workflow, WRITE, call),
-            tool!(list_workflow_references, READ, args),
-            tool!(move_workflow, WRITE, call),
-            tool!(duplicate_workflow, WRITE, call),
-            tool!(rename_workflow, WRITE, call),
-            tool!(get_workflow_schema, READ, args),
-            tool!(validate_workflow, READ, args),
-            tool!(lint_workflow, READ, args),
-            tool!(get_workflow_diagram, READ, args),
-            tool!(start_workflow, RUN, call),
-            tool!(get_run_status, READ, args),
-            tool!(advance_run, RUN, args),
-            tool!(advance_consensus, RUN, args),
-            tool!(advance_round_robin, RUN, args),
-            tool!(advance_map, RUN, args),
-            tool!(resume_run, RUN, call),
-            tool!(cancel_run, RUN, call),
-            tool!(retry_run, RUN, call),
-            tool!(list_runs, READ, args),
-            tool!(get_run_history, READ, args),
-            tool!(test_workflow, RUN, call),
-            tool!(list_skills, READ, args),
-            tool!(convert_skill, READ, args),
-            tool!(finalize_skill_conversion, WRITE, call),
-            tool!(list_docs, READ, args),
-            tool!(get_doc, READ, args),
-            tool!(search_docs, READ, args),
-            tool!(ask_docs, READ, args),
-            tool!(answer_docs, READ, args),
-        ]));
+        let registry = Arc::new(Registry::new(entries()));
         RoscoeServer { service, runs, registry }
     }
 
@@ -235,6 +201,45 @@ impl RoscoeServer {
         self.run_runs(scope, move |runs, scope| async move { runs.advance(&scope, &run_id, node_id, answer).await })
             .await
     }
+}
+
+/// Every roscoe tool with what it needs, in `tools/list` order.
+pub(crate) fn entries() -> Vec<ToolEntry<RoscoeServer>> {
+    vec![
+        tool!(list_workflows, READ, args),
+        tool!(get_workflow, READ, args),
+        tool!(create_workflow, WRITE, call),
+        tool!(update_workflow, WRITE, call),
+        tool!(delete_workflow, WRITE, call),
+        tool!(list_workflow_references, READ, args),
+        tool!(move_workflow, WRITE, call),
+        tool!(duplicate_workflow, WRITE, call),
+        tool!(rename_workflow, WRITE, call),
+        tool!(get_workflow_schema, READ, args),
+        tool!(validate_workflow, READ, args),
+        tool!(lint_workflow, READ, args),
+        tool!(get_workflow_diagram, READ, args),
+        tool!(start_workflow, RUN, call),
+        tool!(get_run_status, READ, args),
+        tool!(advance_run, RUN, args),
+        tool!(advance_consensus, RUN, args),
+        tool!(advance_round_robin, RUN, args),
+        tool!(advance_map, RUN, args),
+        tool!(resume_run, RUN, call),
+        tool!(cancel_run, RUN, call),
+        tool!(retry_run, RUN, call),
+        tool!(list_runs, READ, args),
+        tool!(get_run_history, READ, args),
+        tool!(test_workflow, RUN, call),
+        tool!(list_skills, READ, args),
+        tool!(convert_skill, READ, args),
+        tool!(finalize_skill_conversion, WRITE, call),
+        tool!(list_docs, READ, args),
+        tool!(get_doc, READ, args),
+        tool!(search_docs, READ, args),
+        tool!(ask_docs, READ, args),
+        tool!(answer_docs, READ, args),
+    ]
 }
 
 /// The [`Actor`] of a call by `access` over MCP.

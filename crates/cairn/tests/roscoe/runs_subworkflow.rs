@@ -2,7 +2,7 @@
 //! pending step (answerable through any id of the tree), and each finished child resumes its parent in the same
 //! call. Cancel stops the whole tree.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::runs_support::*;
 use crate::support::*;
@@ -11,9 +11,8 @@ const GRANDCHILD: &str = "name: grandchild\ninitial: work\ninputs:\n  topic: { t
 const CHILD: &str = "name: child\ninitial: call\ninputs:\n  topic: { type: string, required: true }\noutputs:\n  essay: \"{{ call.output.text }}\"\nnodes:\n  call:\n    type: subworkflow\n    config: { workflow: grandchild, inputs: { topic: \"{{ input.topic }}\" } }\n";
 const PARENT: &str = "name: parent\ninitial: call\nnodes:\n  call:\n    type: subworkflow\n    config: { workflow: child, inputs: { topic: owls } }\n    transitions: { success: after, failure: $fail }\n  after:\n    type: ai_agent\n    config: { prompt: \"polish: {{ call.output.essay }}\" }\n    transitions: { success: $end }\n";
 
-#[tokio::test]
-async fn a_grandchilds_step_is_the_pending_step_and_finishing_it_resumes_every_parent() {
-    let env = Env::new();
+/// Writes the three workflows into a project, connects, and starts `parent`: the client, the `cwd` and the start's result.
+async fn start_parent(env: &Env) -> (Client, String, Value) {
     let repo = env.repo("proj");
     for (id, yaml) in [("grandchild", GRANDCHILD), ("child", CHILD), ("parent", PARENT)] {
         write_workflow(&repo, id, yaml);
@@ -21,6 +20,13 @@ async fn a_grandchilds_step_is_the_pending_step_and_finishing_it_resumes_every_p
     let client = env.connect().await;
     let cwd = s(&repo);
     let started = client.ok("start_workflow", json!({ "cwd": cwd, "id": "parent" })).await;
+    (client, cwd, started)
+}
+
+#[tokio::test]
+async fn a_grandchilds_step_is_the_pending_step_and_finishing_it_resumes_every_parent() {
+    let env = Env::new();
+    let (client, cwd, started) = start_parent(&env).await;
     let root = started["runId"].as_str().unwrap().to_owned();
     assert_eq!(started["status"], "paused", "{started}");
     let child = started["awaitingChild"]["childRunId"].as_str().unwrap().to_owned();
@@ -58,13 +64,7 @@ async fn a_grandchilds_step_is_the_pending_step_and_finishing_it_resumes_every_p
 #[tokio::test]
 async fn cancelling_any_run_of_a_tree_cancels_the_whole_tree() {
     let env = Env::new();
-    let repo = env.repo("proj");
-    for (id, yaml) in [("grandchild", GRANDCHILD), ("child", CHILD), ("parent", PARENT)] {
-        write_workflow(&repo, id, yaml);
-    }
-    let client = env.connect().await;
-    let cwd = s(&repo);
-    let started = client.ok("start_workflow", json!({ "cwd": cwd, "id": "parent" })).await;
+    let (client, cwd, started) = start_parent(&env).await;
     let grandchild = pending(&started, "runId").to_owned();
     let cancelled = client.ok("cancel_run", json!({ "cwd": cwd, "run_id": grandchild })).await;
     assert_eq!(cancelled["status"], "cancelled", "{cancelled}");
@@ -74,7 +74,7 @@ async fn cancelling_any_run_of_a_tree_cancels_the_whole_tree() {
     assert_eq!(later["code"], "terminal");
 
     // A subworkflow that does not exist fails its node at run time.
-    write_workflow(&repo, "orphan", "name: orphan\ninitial: call\nnodes:\n  call:\n    type: subworkflow\n    config: { workflow: ghost }\n");
+    write_workflow(std::path::Path::new(&cwd), "orphan", "name: orphan\ninitial: call\nnodes:\n  call:\n    type: subworkflow\n    config: { workflow: ghost }\n");
     let failed = client.ok("start_workflow", json!({ "cwd": cwd, "id": "orphan" })).await;
     assert_eq!(failed["status"], "failed", "{failed}");
     assert_eq!(failed["errorCode"], "workflow_not_found");
