@@ -158,6 +158,47 @@ fn item_is_done() -> Error {
     Error::FailedPrecondition("item is done; create a new work item to redo or extend the work".into())
 }
 
+/// What an item starts as: open, unclaimed, version 1, created by `created_by` at `now` with the given place and text.
+pub(crate) struct NewItem {
+    pub id: String,
+    pub account_id: String,
+    pub space_id: String,
+    pub document_id: String,
+    pub title: String,
+    pub notes: String,
+    /// The links as their stored JSON list.
+    pub links: String,
+    pub created_by: String,
+    pub now: i64,
+}
+
+/// A new item's row.
+pub(crate) fn open_item(new: NewItem) -> ItemRow {
+    ItemRow {
+        id: new.id,
+        account_id: new.account_id,
+        space_id: new.space_id,
+        document_id: new.document_id,
+        title: new.title,
+        notes: new.notes,
+        links: new.links,
+        state: "open".into(),
+        claimant: String::new(),
+        claimant_key: String::new(),
+        claimant_kind: String::new(),
+        claimant_principal_id: String::new(),
+        claimed_at: None,
+        handoff: None,
+        handoff_to_key: String::new(),
+        created_by: new.created_by,
+        created_at: new.now,
+        updated_at: new.now,
+        done_at: None,
+        done_by: String::new(),
+        version: 1,
+    }
+}
+
 fn next(row: &ItemRow, now: i64) -> ItemRow {
     // The clock of another process may lag: a change never moves an item back in time.
     ItemRow { updated_at: now.max(row.updated_at), version: row.version + 1, ..row.clone() }
@@ -337,7 +378,7 @@ mod tests {
     }
 
     fn open() -> ItemRow {
-        ItemRow {
+        open_item(NewItem {
             id: "wi_1".into(),
             account_id: "acc".into(),
             space_id: "sp".into(),
@@ -345,21 +386,9 @@ mod tests {
             title: "t".into(),
             notes: String::new(),
             links: "[]".into(),
-            state: "open".into(),
-            claimant: String::new(),
-            claimant_key: String::new(),
-            claimant_kind: String::new(),
-            claimant_principal_id: String::new(),
-            claimed_at: None,
-            handoff: None,
-            handoff_to_key: String::new(),
             created_by: "Ada (person)".into(),
-            created_at: 1,
-            updated_at: 1,
-            done_at: None,
-            done_by: String::new(),
-            version: 1,
-        }
+            now: 1,
+        })
     }
 
     fn check_claim(row: &ItemRow, who: &Caller, name: &str) -> Result<Option<ItemRow>, Error> {

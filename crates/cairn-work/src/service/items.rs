@@ -71,7 +71,7 @@ impl Service {
                 .ok_or_else(|| Error::not_found("document", document_id))?;
         }
         let now = now_ms();
-        let row = ItemRow {
+        let row = item::open_item(item::NewItem {
             id: new_id("wi_", now),
             account_id: space.account_id.clone(),
             space_id: space.id.clone(),
@@ -79,21 +79,9 @@ impl Service {
             title,
             notes,
             links: serde_json::to_string(&links).expect("a list of strings serializes"),
-            state: "open".into(),
-            claimant: String::new(),
-            claimant_key: String::new(),
-            claimant_kind: String::new(),
-            claimant_principal_id: String::new(),
-            claimed_at: None,
-            handoff: None,
-            handoff_to_key: String::new(),
             created_by: caller.label(),
-            created_at: now,
-            updated_at: now,
-            done_at: None,
-            done_by: String::new(),
-            version: 1,
-        };
+            now,
+        });
         let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
         let created = event(&row, caller, &caller.display_name, ("created", data), now);
         self.store.write(items::insert_item(&row, &created)).await?;
