@@ -119,7 +119,7 @@ impl Output {
                     text.push_str(&" ".repeat(pad + 2));
                 }
             }
-            text
+            text.trim_end().to_owned()
         };
         let header = line(headers.iter().map(|h| (*h).to_owned()).collect());
         let _ = writeln!(stdout, "{}", self.paint_out(Paint::Bold, &header));
