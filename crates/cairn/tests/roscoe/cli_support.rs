@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::support::Env;
 
 /// Two workflow steps' worth of work, then a person's decision: script → condition → human → script.
-pub const RELEASE: &str = "name: release\ndescription: Builds, checks, asks, ships\ninitial: build\nnodes:\n  build:\n    type: script\n    config: { command: \"echo '{\\\"tests\\\": 3}'\" }\n    transitions: { success: check, failure: $fail }\n  check:\n    type: condition\n    config: { expression: \"build.json.tests > 2\" }\n    transitions: { \"true\": review, \"false\": $fail }\n  review:\n    type: human\n    config: { prompt: \"Ship the build?\" }\n    transitions: { approve: ship, reject: $fail }\n  ship:\n    type: script\n    label: Ship it\n    config: { command: \"echo shipped\" }\n    transitions: { success: $end, failure: $fail }\n";
+pub const RELEASE: &str = "name: release\ndescription: Builds, checks, asks, ships\ninitial: build\nnodes:\n  build:\n    type: script\n    config: { command: \"echo '{\\\"tests\\\": 3}'\" }\n    transitions: { success: check, failure: $fail }\n  check:\n    type: condition\n    config: { expression: \"build.json.tests > 2\" }\n    transitions: { \"true\": review, \"false\": $fail }\n  review:\n    type: human\n    config: { prompt: \"Ship the build?\", labels: { approve: \"Ship it\", reject: \"Hold it\" } }\n    transitions: { approve: ship, reject: $fail }\n  ship:\n    type: script\n    config: { command: \"echo shipped\" }\n    transitions: { success: $end, failure: $fail }\n";
 
 /// What a finished command did.
 #[derive(Debug)]
@@ -99,6 +99,12 @@ impl OnTerminal {
             assert!(Instant::now() < deadline, "the terminal never showed {text:?}; it shows:\n{}", self.screen());
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+    }
+
+    /// Sends the command SIGINT, as Ctrl-C at its terminal would.
+    pub fn interrupt(&self) {
+        // SAFETY: a signal to the command this test started.
+        unsafe { libc::kill(self.child.id().expect("still running") as i32, libc::SIGINT) };
     }
 
     /// Types `line` and Enter.

@@ -1,5 +1,6 @@
 //! `roscoe run` at a terminal (a pseudo-terminal): the human step asked there and answered by typing, live progress
-//! with colours on stderr — none with `NO_COLOR` — and `--json` keeping stdout to the result.
+//! with colours on stderr — none with `NO_COLOR` — `--json` keeping stdout to the result, and Ctrl-C at the question
+//! leaving the run paused.
 
 use regex::Regex;
 use serde_json::json;
@@ -25,8 +26,8 @@ async fn a_human_step_is_asked_at_the_terminal_and_answered_there() {
     terminal.wait_for("Choose 1–2").await;
     let asked = terminal.screen();
     assert!(asked.contains("Ship the build?"), "the prompt is shown: {asked}");
-    assert!(asked.contains("1) approve") && asked.contains("Ship it"), "choices numbered, with labels: {asked}");
-    assert!(asked.contains("2) reject"), "{asked}");
+    assert!(asked.contains("1. approve — Ship it"), "choices numbered, with labels: {asked}");
+    assert!(asked.contains("2. reject — Hold it"), "{asked}");
     for node in ["build", "check"] {
         assert!(asked.contains(node), "a progress line for {node} before the question: {asked}");
     }
@@ -72,4 +73,26 @@ async fn no_colours_with_no_color_even_at_a_terminal() {
     assert!(stdout.is_empty(), "a failed run prints nothing on stdout: {stdout}");
     assert!(screen.contains("failed"), "{screen}");
     assert!(!colour().is_match(&screen), "no colour with NO_COLOR: {screen:?}");
+}
+
+#[tokio::test]
+async fn ctrl_c_at_the_question_leaves_the_run_paused() {
+    let env = Env::new();
+    let repo = env.repo("project");
+    write_workflow(&repo, "release", RELEASE);
+
+    let mut command = env.cli(env!("CARGO_BIN_EXE_roscoe"), &["run", "release", "--json"]);
+    command.current_dir(&repo);
+    let terminal = OnTerminal::start(command);
+    terminal.wait_for("Choose 1–2").await;
+    terminal.interrupt();
+    let (code, stdout, screen) = terminal.finish().await;
+
+    assert_eq!(code, 3, "the run waits for a person: {screen}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], "paused");
+    assert!(screen.contains("roscoe runs resume"), "how to answer later: {screen}");
+    let run_id = result["runId"].as_str().unwrap();
+    let shown = env.roscoe(&repo, &["runs", "show", run_id, "--json"]).await.json();
+    assert_eq!(shown["pendingStep"]["nodeId"], "review", "still waiting at the human step");
 }
