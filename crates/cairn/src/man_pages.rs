@@ -23,7 +23,7 @@ pub fn run(args: ManArgs) -> anyhow::Result<()> {
     for named in [Named::Cairn, Named::Roscoe, Named::Deepwork] {
         let mut command = named.command();
         command.build();
-        write_pages(&command, &command.get_name().to_owned(), &args.dir, &mut written)?;
+        write_pages(&command, command.get_name(), &args.dir, &mut written)?;
     }
     for path in written {
         println!("{}", path.display());

@@ -121,11 +121,9 @@ impl Board {
         for line in lines {
             let status = line.node["status"].as_str().unwrap_or_default().to_owned();
             match status.as_str() {
-                "completed" | "failed" | "cancelled" => {
-                    if self.printed.insert(line.id.clone()) {
-                        self.clear();
-                        eprintln!("{}", self.finished(&line, &status));
-                    }
+                "completed" | "failed" | "cancelled" if self.printed.insert(line.id.clone()) => {
+                    self.clear();
+                    eprintln!("{}", self.finished(&line, &status));
                 }
                 "running" => {
                     let since = *self.since.entry(line.id.clone()).or_insert_with(Instant::now);
