@@ -1,6 +1,6 @@
 //! `roscoe run` and `roscoe runs …` without a terminal: a human step left paused (exit 3) and answered with `roscoe
 //! runs resume`, an AI step saying what it waits for, runs started over MCP listed, Ctrl-C cancelling a run and
-//! stopping its script, `--detach`, `--quiet` and usage errors.
+//! stopping its script, a run started here answered in `cairn serve`, `--detach`, `--quiet` and usage errors.
 
 use std::time::Duration;
 
@@ -177,4 +177,33 @@ async fn quiet_keeps_stderr_empty_and_bad_command_lines_exit_2() {
         assert_eq!(ran.code, 2, "{args:?}: {ran:?}");
         assert!(ran.stderr.contains(says), "{args:?}: {}", ran.stderr);
     }
+}
+
+#[tokio::test]
+async fn a_run_started_in_the_terminal_is_answered_in_cairn_serve() {
+    let env = Env::new();
+    let repo = env.repo("project");
+    write_workflow(&repo, "release", RELEASE);
+    let served = crate::cairn_serve::Served::start(env.cli(env!("CARGO_BIN_EXE_cairn"), &["serve"])).await;
+
+    let paused = env.roscoe(&repo, &["run", "release", "--json"]).await;
+    assert_eq!(paused.code, 3, "{paused:?}");
+    let result = paused.json();
+    let (run_id, url) = (result["runId"].as_str().unwrap(), result["url"].as_str().unwrap());
+    assert!(url.starts_with(&served.base), "the link names the running server: {url}");
+    let project = url.split("project=").nth(1).unwrap();
+
+    let http = reqwest::Client::new();
+    let api = served.url(&format!("/api/runs/{run_id}?project={project}"));
+    let shown: serde_json::Value = http.get(&api).send().await.unwrap().json().await.unwrap();
+    assert_eq!(shown["run"]["status"], "paused", "the server shows the terminal's run: {shown}");
+    let resume = served.url(&format!("/api/runs/{run_id}/resume?project={project}"));
+    let answered = http.post(resume).json(&json!({ "transition": "approve" })).send().await.unwrap();
+    assert!(answered.status().is_success(), "{:?}", answered.text().await);
+
+    let done = env.roscoe(&repo, &["runs", "show", run_id, "--json"]).await.json();
+    assert_eq!(done["status"], "completed", "answered on the server, seen from the terminal");
+    let history = env.roscoe(&repo, &["runs", "history", run_id, "--json"]).await.json();
+    let review = history["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "review").unwrap();
+    assert_eq!(review["output"]["decidedBy"], "web");
 }
