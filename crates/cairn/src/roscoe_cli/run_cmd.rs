@@ -105,6 +105,7 @@ fn detach(ctx: &Ctx, workflow: &str, source: Option<&str>, input: Option<Value>)
         // The `cairn` command tree whatever this program was started as; Ctrl-C and hang-ups at this terminal do
         // not reach the worker's new session.
         command.arg0("cairn");
+        // SAFETY: between fork and exec the closure calls only setsid, which is async-signal-safe.
         unsafe {
             command.pre_exec(|| {
                 libc::setsid();
