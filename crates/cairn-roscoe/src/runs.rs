@@ -14,6 +14,7 @@ mod context_file;
 mod convert;
 mod drive;
 mod effects;
+mod launch;
 mod lease;
 pub mod observe;
 mod processes;
@@ -36,7 +37,6 @@ use serde_json::{Value, json};
 
 use crate::actor::Actor;
 use crate::clock::now_ms;
-use crate::definition::NodeType;
 use crate::diagram::{Diagram, NodeStatus, diagram_with_status};
 use crate::engine::{Answer, Event, Rejection, RunStatus};
 use crate::error::Error;
@@ -46,7 +46,6 @@ use crate::source::Source;
 
 use convert::SnapshotCache;
 use effects::Executor;
-use prepare::Starter;
 use tree::Tree;
 
 pub use test_runner::{TestOutcome, TestRequest};
@@ -144,17 +143,9 @@ impl Runs {
         actor: &Actor,
         client: Option<&str>,
     ) -> Result<Started, Error> {
-        let prepared = self.prepare(scope, id, source)?;
-        if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
-            return Err(Error::InsufficientScope(actor.exec_refusal(&format!("workflow '{id}'"))));
-        }
-        let starter = Starter::of(actor);
-        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), &starter, "user", None)?;
         let host = view::host(client);
-        row.host = Some(host.to_string());
+        let (prepared, row) = self.create_user_run(scope, id, source, input, actor, host.clone()).await?;
         let run_id = row.id.clone();
-        self.insert(&row).await?;
-        self.record(actor, "start", &run_subject(&run_id), json!({ "workflowId": prepared.workflow.id })).await?;
         let mut tree = Tree::new(&run_id, vec![row]);
         self.drive(&run_id, Event::Start, &mut tree).await?;
         let mut result = self.result(&tree, scope).await?;

@@ -2,12 +2,16 @@
 //!
 //! `cairn deepwork …` and the `deepwork` entry name share one command tree ([`deepwork_cli::DeepworkCommand`]), so
 //! `deepwork serve --path .` and `cairn deepwork serve --path .` are the same thing. Likewise `cairn roscoe …` and the
-//! `roscoe` entry name share [`roscoe_cli::RoscoeCommand`] (`roscoe mcp`). `cairn setup <host>` and `deepwork setup
-//! <host>` are one command ([`setup`]).
+//! `roscoe` entry name share [`roscoe_cli::RoscoeArgs`] (`roscoe mcp`, `roscoe run`, `roscoe runs …`). The name the
+//! program is started as picks the tree ([`entry`]). `cairn setup <host>` and `deepwork setup <host>` are one command
+//! ([`setup`]); `cairn completions` and `cairn man` are generated from these definitions.
 
+pub mod completions;
 pub mod db_cli;
 pub mod deepwork_cli;
+pub mod entry;
 pub mod home;
+pub mod man_pages;
 mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
@@ -28,6 +32,8 @@ pub struct Cli {
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print a shell completion script (bash, zsh, fish or powershell) for cairn, roscoe or deepwork.
+    Completions(completions::CompletionsArgs),
     /// The database: `db migrate` applies pending migrations (safe to run from several nodes at once).
     Db(db_cli::DbArgs),
     /// The DeepWork-compatible workflow server and its tools (same commands as `deepwork`).
@@ -36,17 +42,16 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
+    /// Write man pages for cairn, roscoe and deepwork and each of their commands into a folder.
+    Man(man_pages::ManArgs),
     /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API, the web UI
     /// and `/healthz`.
     Serve(serve_cli::ServeArgs),
     /// Write cairn's MCP servers into a host's settings: claude (the plugin), codex, gemini or cursor.
     Setup(setup::SetupArgs),
-    /// The Roscoe-compatible workflow server (same commands as `roscoe`).
-    Roscoe {
-        /// The roscoe command.
-        #[command(subcommand)]
-        command: roscoe_cli::RoscoeCommand,
-    },
+    /// The Roscoe-compatible workflow server and its command line (same commands as `roscoe`).
+    #[command(after_help = roscoe_cli::exit::EXIT_CODES)]
+    Roscoe(roscoe_cli::RoscoeArgs),
     /// The work surface: work items and decisions over MCP on stdio (`work mcp`), accounts and tokens.
     Work(work_cli::WorkArgs),
 }
@@ -56,7 +61,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Db(args) => db_cli::run(args).await,
         Command::Deepwork { command } => deepwork_cli::run(command).await,
-        Command::Roscoe { command } => roscoe_cli::run(command).await,
+        Command::Completions(args) => {
+            completions::run(args);
+            Ok(())
+        }
+        Command::Man(args) => man_pages::run(args),
+        Command::Roscoe(args) => roscoe_cli::run(args).await,
         Command::Serve(args) => serve_cli::run(args).await,
         Command::Setup(args) => setup::run(args),
         Command::Work(args) => work_cli::run(args).await,

@@ -1,16 +1,7 @@
-//! The `cairn` binary: parse the command line, set up logging, run.
-
-use clap::Parser;
+//! The `cairn` binary: the program's entry ([`cairn::entry`]), which picks the command set from the name it was
+//! started as.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cairn::init_tracing();
-    let cli = cairn::Cli::parse();
-    match cairn::run(cli).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("Error: {err:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    cairn::entry::main().await
 }

@@ -1,51 +1,137 @@
 //! The `roscoe` command tree, shared by `cairn roscoe …` and the `roscoe` entry name: `mcp` serves the Roscoe tools
-//! over MCP on stdio, with the global source and `roscoe.yaml` under the cairn home and runs in the database.
+//! over MCP on stdio; `run`, `runs …`, `workflows …`, `test` and `docs …` do the same from a terminal, through the
+//! same facades (`Service`, `Runs`) on the same database, so a run started here shows live in the web UI and can be
+//! answered there, and the other way round.
+//!
+//! The options every command takes (`--cwd` / `--global`, `--json`, `--quiet`, `--database-url`) are in
+//! [`RoscoeArgs`]; [`context`] turns them into the facades and the scope, [`output`] into how things are printed,
+//! and [`exit`] holds the exit codes. `run` ([`run_cmd`]) and the `runs` commands that continue a run share one loop
+//! ([`drive`]: drive until done, paused or failed) and one progress display ([`progress`]).
+
+mod context;
+mod docs_cmd;
+mod drive;
+pub mod exit;
+mod input;
+mod output;
+mod progress;
+mod prompt;
+mod run_cmd;
+mod runs_cmd;
+mod test_cmd;
+mod workflows_cmd;
+
+use std::path::PathBuf;
 
 use cairn_roscoe::{RoscoeServer, Runs, Service};
-use cairn_store::Store;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::home::cairn_home;
 
 /// The `roscoe` program (the same as `cairn roscoe`).
 #[derive(Debug, Parser)]
-#[command(name = "roscoe", version, about = "Roscoe-compatible workflow server (cairn)")]
+#[command(name = "roscoe", version, about = "Roscoe-compatible workflow server (cairn)", after_help = exit::EXIT_CODES)]
 pub struct RoscoeCli {
+    /// The options and the command.
+    #[command(flatten)]
+    pub args: RoscoeArgs,
+}
+
+/// The roscoe command with the options every roscoe command takes.
+#[derive(Debug, Args)]
+pub struct RoscoeArgs {
+    /// The options every command takes.
+    #[command(flatten)]
+    pub options: GlobalOptions,
     /// What to do.
     #[command(subcommand)]
     pub command: RoscoeCommand,
+}
+
+/// Options of every roscoe command (`roscoe runs list --json` and `roscoe --json runs list` are the same).
+#[derive(Debug, Clone, Default, Args)]
+pub struct GlobalOptions {
+    /// The project: workflows of its repository's `.roscoe/workflows/` and its runs (default: the current
+    /// directory's repository).
+    #[arg(long, global = true, value_name = "DIR", conflicts_with = "global")]
+    pub cwd: Option<PathBuf>,
+    /// The global namespace instead of a project: workflows of `$CAIRN_HOME/workflows/` and global runs.
+    #[arg(long, global = true)]
+    pub global: bool,
+    /// Print JSON on stdout (the same shapes the MCP tools return) and nothing else there.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print less: no progress or notes on stderr, and lists print only their ids; errors and what a waiting run
+    /// needs still show.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
+    /// The database holding runs: sqlite://PATH or postgres://… (default: $CAIRN_HOME/cairn.db).
+    #[arg(long, global = true, env = "CAIRN_DATABASE_URL", value_name = "URL")]
+    pub database_url: Option<String>,
 }
 
 /// roscoe commands.
 #[derive(Debug, Subcommand)]
 pub enum RoscoeCommand {
     /// Serve the workflow and run tools over MCP on stdin/stdout (one server per host session).
-    Mcp {
-        /// The database holding runs: sqlite://PATH or postgres://… (default: $CAIRN_HOME/cairn.db).
-        #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL")]
-        database_url: Option<String>,
+    Mcp,
+    /// Start a workflow run and drive it until it completes, fails or waits for a person.
+    #[command(after_help = exit::RUN_EXIT_CODES)]
+    Run(run_cmd::RunArgs),
+    /// Runs: list, show, watch, history, resume, cancel, retry.
+    Runs {
+        /// The runs command.
+        #[command(subcommand)]
+        command: runs_cmd::RunsCommand,
+    },
+    /// Workflows: list, show, validate, lint, diagram (Mermaid).
+    Workflows {
+        /// The workflows command.
+        #[command(subcommand)]
+        command: workflows_cmd::WorkflowsCommand,
+    },
+    /// Run a workflow end to end on mocks (as the `test_workflow` tool does); the test run is deleted afterwards.
+    Test(test_cmd::TestArgs),
+    /// cairn's Roscoe documentation: search and show pages.
+    Docs {
+        /// The docs command.
+        #[command(subcommand)]
+        command: docs_cmd::DocsCommand,
     },
 }
 
 /// Runs a roscoe command.
-pub async fn run(command: RoscoeCommand) -> anyhow::Result<()> {
-    match command {
-        RoscoeCommand::Mcp { database_url } => {
-            let home = cairn_home();
-            let url = database_url.unwrap_or_else(|| Store::default_url(&home));
-            let store = Store::open(&url).await?;
-            let service = Service::new(&home);
-            let runs = Runs::new(store, service.clone());
-            // The MCP entry point sweeps test runs orphaned by crashed processes (ROSCOE_SWEEP_TEST_RUNS=0 skips it).
-            if std::env::var("ROSCOE_SWEEP_TEST_RUNS").map_or(true, |v| v != "0") {
-                match runs.sweep_test_runs().await {
-                    Ok(0) => {}
-                    Ok(n) => tracing::info!("deleted {n} orphaned test run(s)"),
-                    Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
-                }
-            }
-            cairn_mcp::serve_stdio(RoscoeServer::new(service, runs)).await?;
-            Ok(())
+pub async fn run(args: RoscoeArgs) -> anyhow::Result<()> {
+    let options = args.options;
+    match args.command {
+        RoscoeCommand::Mcp => mcp(options).await,
+        RoscoeCommand::Run(run) => run_cmd::run(&context::Ctx::open(&options).await?, run).await,
+        RoscoeCommand::Runs { command } => runs_cmd::run(&context::Ctx::open(&options).await?, command).await,
+        RoscoeCommand::Workflows { command } => workflows_cmd::run(&context::Ctx::open(&options).await?, command).await,
+        RoscoeCommand::Test(test) => test_cmd::run(&context::Ctx::open(&options).await?, test).await,
+        RoscoeCommand::Docs { command } => docs_cmd::run(&output::Output::new(&options), command),
+    }
+}
+
+async fn mcp(options: GlobalOptions) -> anyhow::Result<()> {
+    if options.cwd.is_some() || options.global || options.json || options.quiet {
+        return Err(exit::Exit::usage(
+            "`roscoe mcp` takes no --cwd, --global, --json or --quiet: each tool call names its own scope",
+        )
+        .into());
+    }
+    let home = cairn_home();
+    let store = context::open_store(&home, options.database_url).await?;
+    let service = Service::new(&home);
+    let runs = Runs::new(store, service.clone());
+    // The MCP entry point sweeps test runs orphaned by crashed processes (ROSCOE_SWEEP_TEST_RUNS=0 skips it).
+    if std::env::var("ROSCOE_SWEEP_TEST_RUNS").map_or(true, |v| v != "0") {
+        match runs.sweep_test_runs().await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!("deleted {n} orphaned test run(s)"),
+            Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
         }
     }
+    cairn_mcp::serve_stdio(RoscoeServer::new(service, runs)).await?;
+    Ok(())
 }

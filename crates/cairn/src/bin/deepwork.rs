@@ -1,16 +1,8 @@
-//! The `deepwork` entry name: the same program as `cairn deepwork`, so `deepwork serve --path .` works.
-
-use clap::Parser;
+//! The `deepwork` entry name: the same program as `cairn deepwork`, so `deepwork serve --path .` works. Built as its
+//! own binary so `cargo install --path crates/cairn` installs it; the name picks the command set
+//! ([`cairn::entry`]), as it does for a link named `deepwork` to `cairn`.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cairn::init_tracing();
-    let cli = cairn::deepwork_cli::DeepworkCli::parse();
-    match cairn::deepwork_cli::run(cli.command).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("Error: {err:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    cairn::entry::main().await
 }

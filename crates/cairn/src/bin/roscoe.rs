@@ -1,16 +1,8 @@
-//! The `roscoe` entry name: the same program as `cairn roscoe`, so `roscoe mcp` works.
-
-use clap::Parser;
+//! The `roscoe` entry name: the same program as `cairn roscoe`, so `roscoe mcp` and `roscoe run` work. Built as its
+//! own binary so `cargo install --path crates/cairn` installs it; the name picks the command set
+//! ([`cairn::entry`]), as it does for a link named `roscoe` to `cairn`.
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cairn::init_tracing();
-    let cli = cairn::roscoe_cli::RoscoeCli::parse();
-    match cairn::roscoe_cli::run(cli.command).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(err) => {
-            eprintln!("Error: {err:#}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    cairn::entry::main().await
 }

@@ -7,6 +7,11 @@
 
 mod authoring;
 mod broken_files;
+mod cli_commands;
+mod cli_names;
+mod cli_run;
+mod cli_support;
+mod cli_terminal;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
 #[path = "../common/database.rs"]

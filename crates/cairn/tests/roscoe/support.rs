@@ -118,8 +118,15 @@ impl Env {
 
     /// `<binary> [cairn-args…] mcp` with this home and isolated git.
     pub fn command(&self, binary: &str, prefix: &[&str]) -> Command {
+        let mut cmd = self.cli(binary, prefix);
+        cmd.arg("mcp");
+        cmd
+    }
+
+    /// `<binary> args…` with this home, this test's database and isolated git.
+    pub fn cli(&self, binary: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(binary);
-        cmd.args(prefix).arg("mcp").env("CAIRN_HOME", self.home());
+        cmd.args(args).env("CAIRN_HOME", self.home());
         self.database.apply(&mut cmd);
         for (name, value) in self.git_vars() {
             cmd.env(name, value);

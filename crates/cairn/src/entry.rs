@@ -1,0 +1,84 @@
+//! The program's entry, one for every name it is installed under: the command set is picked from the name it was
+//! started as (`argv[0]`'s file name, without `.exe`) — `deepwork …`, `roscoe …`, or else `cairn …` — so a
+//! symlink or hard link named `roscoe` or `deepwork` to the `cairn` binary works like the separately built ones.
+//! Errors are printed as `Error: …` on stderr; the exit code is the one a command ended with
+//! ([`roscoe_cli::exit::Exit`]), 1 for other errors, 2 for usage errors (clap's own included).
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::roscoe_cli::exit::Exit;
+use crate::{Cli, deepwork_cli, roscoe_cli};
+
+/// The command sets the program can be started as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Program {
+    /// `cairn …`.
+    Cairn,
+    /// `deepwork …` (`cairn deepwork …`).
+    Deepwork,
+    /// `roscoe …` (`cairn roscoe …`).
+    Roscoe,
+}
+
+impl Program {
+    /// The command set of the name `argv0` (a path or a bare name).
+    pub fn of(argv0: &OsString) -> Program {
+        let name = Path::new(argv0).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        match name.strip_suffix(".exe").unwrap_or(&name) {
+            "deepwork" => Program::Deepwork,
+            "roscoe" => Program::Roscoe,
+            _ => Program::Cairn,
+        }
+    }
+}
+
+/// Parses this process's command line as the program its name picks, runs it and gives its exit code.
+pub async fn main() -> ExitCode {
+    crate::init_tracing();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let program = args.first().map_or(Program::Cairn, Program::of);
+    let outcome = match program {
+        Program::Cairn => crate::run(Cli::parse_from(args)).await,
+        Program::Deepwork => deepwork_cli::run(deepwork_cli::DeepworkCli::parse_from(args).command).await,
+        Program::Roscoe => roscoe_cli::run(roscoe_cli::RoscoeCli::parse_from(args).args).await,
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => match error.downcast_ref::<Exit>() {
+            Some(exit) => {
+                if let Some(message) = &exit.message {
+                    eprintln!("Error: {message}");
+                }
+                ExitCode::from(exit.code)
+            }
+            None => {
+                eprintln!("Error: {error:#}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_started_as_picks_the_command_set() {
+        for (argv0, program) in [
+            ("roscoe", Program::Roscoe),
+            ("/usr/local/bin/roscoe", Program::Roscoe),
+            ("roscoe.exe", Program::Roscoe),
+            ("./deepwork", Program::Deepwork),
+            ("cairn", Program::Cairn),
+            ("/opt/x/roscoe-old", Program::Cairn),
+            ("", Program::Cairn),
+        ] {
+            assert_eq!(Program::of(&OsString::from(argv0)), program, "{argv0}");
+        }
+    }
+}
