@@ -6,7 +6,7 @@
 
 CMD is a command line with `{root}` standing for the fixture directory (defaults:
 `.venv-dw/bin/deepwork serve --path {root} --platform claude` and
-`target/release/cairn deepwork serve --path {root} --platform claude --plugin deepwork`; relative executables are
+`target/release/deepwork serve --path {root} --platform claude --plugin deepwork`; relative executables are
 resolved against the repository). Each server gets a fresh fixture project (fixture.py), is
 spawned over stdio with the Python `mcp` client and driven through the same sequence (`sequence()`
 below: tools, get_workflows, start/finish/nesting/go_to/abort, agent stacks, missing session ids,

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_COMMANDS = {
     "deepwork": ".venv-dw/bin/deepwork serve --path {root} --platform claude",
     # named as DeepWork's plugin names tools, the reviewer agent and commands, so texts compare alike
-    "cairn": "target/release/cairn deepwork serve --path {root} --platform claude --plugin deepwork",
+    "cairn": "target/release/deepwork serve --path {root} --platform claude --plugin deepwork",
 }
 
 

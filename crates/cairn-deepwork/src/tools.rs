@@ -121,8 +121,8 @@ impl DeepworkServer {
         tokio::task::spawn_blocking(move || operation(&service, &root)).await.map_err(|err| format!("internal error: {err}"))
     }
 
-    /// Runs a workflow operation and wraps its outcome for `tool`: a result object (plus `issue_detected` while some
-    /// job fails to load), a soft `{"error": …}` object, or an `isError` result.
+    /// Runs a workflow operation on a blocking thread (file locks and file I/O) and wraps its outcome for `tool`
+    /// ([`wrap`]).
     async fn run<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
     where
         T: Serialize + Send + 'static,
@@ -131,21 +131,21 @@ impl DeepworkServer {
         let outcome = self
             .on_root(context, move |service, root| (operation(service, root), service.issue_detected(root)))
             .await;
-        let (outcome, issue) = match outcome {
-            Ok(pair) => pair,
-            Err(err) => return envelope::error(format!("Error calling tool '{tool}': {err}")),
-        };
         match outcome {
-            Ok(value) => {
-                let value = serde_json::to_value(value).expect("tool results serialize");
-                envelope::object(with_issue(value, issue))
-            }
-            Err(Error::Soft(message)) => {
-                let issue = issue.filter(|_| !message.starts_with("session_id is required"));
-                envelope::object(with_issue(serde_json::json!({ "error": message }), issue))
-            }
-            Err(Error::Failed(message)) => envelope::error(format!("Error calling tool '{tool}': {message}")),
+            Ok((outcome, issue)) => wrap(tool, outcome, issue),
+            Err(err) => envelope::error(format!("Error calling tool '{tool}': {err}")),
         }
+    }
+
+    /// [`DeepworkServer::run`] for a quick read that stays on this thread: a few `stat`s and a directory listing
+    /// cost less than the hand-off to a blocking thread and back (`get_workflows`; docs/benchmarks.md).
+    async fn run_here<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
+    where
+        T: Serialize,
+        F: FnOnce(&Deepwork, &Path) -> Result<T, Error>,
+    {
+        let root = self.root(context).await;
+        wrap(tool, operation(&self.service, &root), self.service.issue_detected(&root))
     }
 
     /// Runs an operation whose result is one string (the review tools).
@@ -169,6 +169,22 @@ impl DeepworkServer {
             Ok(items) => envelope::list(items.into_iter().map(|i| serde_json::to_value(i).expect("items serialize")).collect()),
             Err(err) => envelope::error(format!("Error calling tool '{tool}': {err}")),
         }
+    }
+}
+
+/// A workflow operation's outcome for `tool`: a result object (plus `issue_detected` while some job fails to load), a
+/// soft `{"error": …}` object, or an `isError` result.
+fn wrap<T: Serialize>(tool: &str, outcome: Result<T, Error>, issue: Option<String>) -> CallToolResult {
+    match outcome {
+        Ok(value) => {
+            let value = serde_json::to_value(value).expect("tool results serialize");
+            envelope::object(with_issue(value, issue))
+        }
+        Err(Error::Soft(message)) => {
+            let issue = issue.filter(|_| !message.starts_with("session_id is required"));
+            envelope::object(with_issue(serde_json::json!({ "error": message }), issue))
+        }
+        Err(Error::Failed(message)) => envelope::error(format!("Error calling tool '{tool}': {message}")),
     }
 }
 

@@ -46,6 +46,19 @@ pub async fn main() -> ExitCode {
         Program::Deepwork => deepwork_cli::run(deepwork_cli::DeepworkCli::parse_from(args).command).await,
         Program::Roscoe => roscoe_cli::run(roscoe_cli::RoscoeCli::parse_from(args).args).await,
     };
+    exit_code(outcome)
+}
+
+/// `deepwork …` alone, whatever the name: the `deepwork` binary's entry. It refers to nothing of the other command
+/// sets, so the linker leaves them out and `deepwork serve` maps far less code (its peak memory is mostly the
+/// program's own pages; docs/benchmarks.md).
+pub async fn deepwork_main() -> ExitCode {
+    crate::init_tracing();
+    exit_code(deepwork_cli::run(deepwork_cli::DeepworkCli::parse().command).await)
+}
+
+/// The exit code of a command's outcome, its error printed as `Error: …`.
+fn exit_code(outcome: anyhow::Result<()>) -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => match error.downcast_ref::<Exit>() {
