@@ -209,5 +209,6 @@ pub(crate) fn node_to_row(node: &NodeRun, run_id: &str) -> NodeRunRow {
         cost_usd: Some(node.cost.subscription_usd + node.cost.metered_usd),
         input_tokens: Some(node.cost.input_tokens),
         output_tokens: Some(node.cost.output_tokens),
+        usage: None,
     }
 }

@@ -176,6 +176,9 @@ impl Runs {
             updated_at: now,
             started_by: starter.name.clone(),
             exec_allowed: starter.exec_allowed,
+            execution: "host".into(),
+            budget: None,
+            usage: None,
             version: 0,
         })
     }
