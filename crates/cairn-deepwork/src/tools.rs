@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_mcp::access::{Denied, Scope};
-use cairn_mcp::registry::{self, Registry, Surface, ToolEntry};
+use cairn_mcp::registry::{Registry, Surface, ToolEntry};
 use cairn_mcp::{envelope, roots};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    CallToolResult, Implementation,
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
@@ -201,25 +201,7 @@ impl ServerHandler for DeepworkServer {
             .with_instructions(self.instructions.to_string())
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(registry::list_tools(self, &context))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.registry.get(name)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        registry::call_tool(self, request, context).await
-    }
+    cairn_mcp::registry_handlers!();
 }
 
 impl Surface for DeepworkServer {

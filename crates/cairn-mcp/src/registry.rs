@@ -130,3 +130,30 @@ pub async fn call_tool<S: Surface>(
     let call = Call { args: request.arguments, context: &context, access: &access };
     Ok((entry.call)(server, call).await.into())
 }
+
+/// The `tools/list`, tool lookup and `tools/call` methods of an `rmcp::ServerHandler` impl, all handed to the
+/// surface's [`Registry`] (through [`Surface`]): write `cairn_mcp::registry_handlers!();` inside the impl.
+#[macro_export]
+macro_rules! registry_handlers {
+    () => {
+        async fn list_tools(
+            &self,
+            _request: Option<rmcp::model::PaginatedRequestParams>,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
+            Ok($crate::registry::list_tools(self, &context))
+        }
+
+        fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+            $crate::registry::Surface::registry(self).get(name)
+        }
+
+        async fn call_tool(
+            &self,
+            request: rmcp::model::CallToolRequestParams,
+            context: rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+            $crate::registry::call_tool(self, request, context).await
+        }
+    };
+}

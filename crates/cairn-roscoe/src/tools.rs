@@ -55,13 +55,12 @@ use std::sync::Arc;
 
 use cairn_mcp::access::{Access, Denied, Scope as Needs};
 use cairn_mcp::envelope;
-use cairn_mcp::registry::{self, Registry, Surface, ToolEntry};
+use cairn_mcp::registry::{Registry, Surface, ToolEntry};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolResult, ContentBlock, Implementation,
+    JsonObject, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -403,25 +402,7 @@ impl ServerHandler for RoscoeServer {
             .with_instructions(INSTRUCTIONS.to_owned())
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(registry::list_tools(self, &context))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.registry.get(name)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        registry::call_tool(self, request, context).await
-    }
+    cairn_mcp::registry_handlers!();
 }
 
 impl Surface for RoscoeServer {

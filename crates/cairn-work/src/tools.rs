@@ -27,8 +27,7 @@ mod work_update;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, JsonObject,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -39,7 +38,7 @@ use serde_json::Value;
 
 use crate::auth::{Caller, WORK_READ, WORK_WRITE};
 use cairn_mcp::access::{Access, Denied};
-use cairn_mcp::registry::{self, Registry, Surface, ToolEntry};
+use cairn_mcp::registry::{Registry, Surface, ToolEntry};
 
 use crate::error::Error;
 use crate::service::Service;
@@ -169,25 +168,7 @@ impl ServerHandler for WorkServer {
             .with_instructions(INSTRUCTIONS.to_owned())
     }
 
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(registry::list_tools(self, &context))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.registry.get(name)
-    }
-
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        registry::call_tool(self, request, context).await
-    }
+    cairn_mcp::registry_handlers!();
 }
 
 impl Surface for WorkServer {
