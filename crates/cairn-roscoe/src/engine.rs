@@ -137,6 +137,13 @@ pub enum Event {
         /// Spent, limit and the calls' worst case.
         hold: BudgetHold,
     },
+    /// No provider serves the models of node run `node_run_id`'s step: the step is handed back to a host.
+    HandedBack {
+        /// The node run.
+        node_run_id: String,
+        /// Why the server cannot call.
+        reason: String,
+    },
     /// The budget was raised: a run paused on it makes its calls again (checked against the budget once more).
     BudgetRaised,
 }
@@ -398,6 +405,7 @@ impl Engine<'_> {
             Event::ModelsAnswered { node_run_id, answer, calls } => self.models_answered(&node_run_id, answer, calls)?,
             Event::ModelsFailed { node_run_id, error, calls } => self.models_failed(&node_run_id, error, calls)?,
             Event::BudgetExceeded { node_run_id, hold } => self.budget_exceeded(&node_run_id, hold)?,
+            Event::HandedBack { node_run_id, reason } => self.handed_back(&node_run_id, reason)?,
             Event::BudgetRaised => self.budget_raised()?,
         }
         Ok(())
@@ -517,6 +525,7 @@ impl Engine<'_> {
             attempt: open.attempts,
             workflow_id: self.run.workflow.id.clone(),
             budget_exceeded: None,
+            handed_back: None,
         }
     }
 }

@@ -10,6 +10,8 @@
 //! waits on a human. The call's result comes from the tree its own writes kept up to date. [`prepare`] makes new
 //! runs; [`view`] shapes what the tools return.
 
+mod budget;
+mod calls;
 mod context_file;
 mod convert;
 mod drive;
@@ -18,16 +20,22 @@ mod lease;
 pub mod observe;
 mod processes;
 mod prepare;
+mod prices;
+mod providers;
 mod script_runner;
+mod server_runs;
+mod settings;
+mod start;
 #[cfg(target_os = "linux")]
 mod supervisor;
+mod test_live;
 mod test_runner;
 mod tree;
 mod view;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cairn_store::Store;
 use cairn_store::audit::{self, AuditRow};
@@ -36,7 +44,6 @@ use serde_json::{Value, json};
 
 use crate::actor::Actor;
 use crate::clock::now_ms;
-use crate::definition::NodeType;
 use crate::diagram::{Diagram, NodeStatus, diagram_with_status};
 use crate::engine::{Answer, Event, Rejection, RunStatus};
 use crate::error::Error;
@@ -46,9 +53,9 @@ use crate::source::Source;
 
 use convert::SnapshotCache;
 use effects::Executor;
-use prepare::Starter;
 use tree::Tree;
 
+pub use start::StartOptions;
 pub use test_runner::{TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
@@ -80,6 +87,10 @@ struct Inner {
     service: Service,
     snapshots: SnapshotCache,
     pid: u32,
+    /// Model calls this process may have in flight at once (`calls.concurrencyPerServer`).
+    server_slots: Arc<tokio::sync::Semaphore>,
+    /// Run trees (by root id) with model calls in flight here, and the switch that abandons them.
+    inflight: Mutex<HashMap<String, tokio::sync::watch::Sender<bool>>>,
 }
 
 /// What `list_runs` selects.
@@ -100,12 +111,16 @@ impl Runs {
     /// which are gone left behind.
     pub fn new(store: Store, service: Service) -> Self {
         context_file::sweep(service.home());
+        // The server-wide limit comes from the home's roscoe.yaml, read once.
+        let limits = settings::Settings::read(service.home(), None).map(|s| s.calls).unwrap_or_default();
         Runs {
             inner: Arc::new(Inner {
                 store,
                 service,
                 snapshots: SnapshotCache::default(),
                 pid: std::process::id(),
+                server_slots: Arc::new(tokio::sync::Semaphore::new(limits.per_server)),
+                inflight: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -130,7 +145,7 @@ impl Runs {
         input: Option<Value>,
         actor: &Actor,
     ) -> Result<Started, Error> {
-        self.start_workflow_for(scope, id, source, input, actor, None).await
+        self.start_workflow_with(scope, id, source, input, actor, StartOptions::default()).await
     }
 
     /// [`Runs::start_workflow`] for an MCP client named `client`: a workflow with fan-out nodes started by a host
@@ -144,42 +159,8 @@ impl Runs {
         actor: &Actor,
         client: Option<&str>,
     ) -> Result<Started, Error> {
-        let prepared = self.prepare(scope, id, source)?;
-        if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
-            return Err(Error::InsufficientScope(actor.exec_refusal(&format!("workflow '{id}'"))));
-        }
-        let starter = Starter::of(actor);
-        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), &starter, "user", None)?;
-        let host = view::host(client);
-        row.host = Some(host.to_string());
-        let run_id = row.id.clone();
-        self.insert(&row).await?;
-        self.record(actor, "start", &run_subject(&run_id), json!({ "workflowId": prepared.workflow.id })).await?;
-        let mut tree = Tree::new(&run_id, vec![row]);
-        self.drive(&run_id, Event::Start, &mut tree).await?;
-        let mut result = self.result(&tree, scope).await?;
-        if prepared.workflow.nodes.iter().any(|n| n.kind.is_fanout()) {
-            result.host_hint = result.host_hint.take().or_else(|| view::host_hint(&host));
-        }
-        let name = prepared.workflow.id.clone();
-        let description = prepared.workflow.description.clone();
-        let narration = format!(
-            "Running **{name}**{}. Follow along live: {}",
-            description
-                .as_deref()
-                .map(|d| format!(" — {d}"))
-                .unwrap_or_default(),
-            result.url
-        );
-        Ok(Started {
-            workflow: WorkflowInfo {
-                id: name.clone(),
-                name,
-                description,
-            },
-            narration,
-            result,
-        })
+        let options = StartOptions { client: client.map(str::to_owned), ..StartOptions::default() };
+        self.start_workflow_with(scope, id, source, input, actor, options).await
     }
 
     /// `get_run_status`: the tree's root, its deepest pending step and costs.
@@ -389,9 +370,10 @@ impl Runs {
         Ok(tree)
     }
 
-    /// [`Runs::drive_with`] the real effects ([`Executor`]).
+    /// [`Runs::drive_with`] the real effects ([`Executor`]); the model calls of server-executed runs go on in the
+    /// background, so the call returns while they are made.
     async fn drive(&self, run_id: &str, event: Event, tree: &mut Tree) -> Result<Option<Rejection>, Error> {
-        self.drive_with(run_id, event, &Executor, tree).await
+        self.drive_with(run_id, event, &Executor { background: true }, tree).await
     }
 
     /// The deep link of a run (§9.4).

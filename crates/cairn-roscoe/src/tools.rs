@@ -44,6 +44,7 @@ mod move_workflow;
 mod rename_workflow;
 mod resume_run;
 mod retry_run;
+mod set_run_budget;
 mod search_docs;
 mod start_workflow;
 mod test_workflow;
@@ -67,6 +68,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::actor::Actor;
+use crate::engine::{Budget, Execution};
 use crate::error::Error;
 use crate::runs::Runs;
 use crate::scope::Scope;
@@ -137,6 +139,7 @@ impl RoscoeServer {
             tool!(resume_run, RUN, call),
             tool!(cancel_run, RUN, call),
             tool!(retry_run, RUN, call),
+            tool!(set_run_budget, RUN, call),
             tool!(list_runs, READ, args),
             tool!(get_run_history, READ, args),
             tool!(test_workflow, RUN, call),
@@ -291,6 +294,43 @@ impl From<SourceArg> for Source {
             SourceArg::Repo => Source::Repo,
             SourceArg::Global => Source::Global,
         }
+    }
+}
+
+/// Who runs a run's AI steps (`execution` of `start_workflow`).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ExecutionArg {
+    /// Handed back to the MCP host (the default for runs an MCP host starts).
+    Host,
+    /// Run by the server through its model providers.
+    Server,
+}
+
+impl From<ExecutionArg> for Execution {
+    fn from(arg: ExecutionArg) -> Execution {
+        match arg {
+            ExecutionArg::Host => Execution::Host,
+            ExecutionArg::Server => Execution::Server,
+        }
+    }
+}
+
+/// A run tree's budget over all its model calls.
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BudgetArg {
+    /// At most this many USD.
+    #[serde(default)]
+    pub(crate) usd: Option<f64>,
+    /// At most this many tokens (input + output).
+    #[serde(default)]
+    pub(crate) tokens: Option<i64>,
+}
+
+impl From<BudgetArg> for Budget {
+    fn from(arg: BudgetArg) -> Budget {
+        Budget { usd: arg.usd, tokens: arg.tokens }
     }
 }
 

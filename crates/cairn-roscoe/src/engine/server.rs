@@ -6,7 +6,9 @@
 //! budget cannot cover pauses the run with the step's `budgetExceeded` set until [`Event::BudgetRaised`]; a run
 //! whose calling process was lost makes its calls again.
 //!
-//! Human steps are always handed back: a person answers them whoever runs the AI steps.
+//! Human steps are always handed back: a person answers them whoever runs the AI steps. So is an AI step no provider
+//! serves ([`Event::HandedBack`]): it waits, paused, for a host to answer it, and a host may also answer a step paused
+//! on its budget.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -36,9 +38,12 @@ impl Engine<'_> {
         }
         let Some(open) = self.run.open.as_mut() else { return false };
         open.status = RunStatus::Running;
+        let mut pending = pending.clone();
+        pending.budget_exceeded = None;
+        pending.handed_back = None;
         let job = ModelJob { node_run_id: open.id.clone(), step: pending.clone() };
         self.run.status = RunStatus::Running;
-        self.run.pending = Some(pending.clone());
+        self.run.pending = Some(pending);
         self.effects.push(Effect::CallModels(job));
         true
     }
@@ -92,7 +97,7 @@ impl Engine<'_> {
             }
         }
         let rounds = self.run.open.as_ref().filter(|open| open.id == node_run_id).map(|open| open.attempts);
-        if rounds.is_some_and(|rounds| rounds >= MAX_SERVER_ROUNDS) && self.run.execution == Execution::Server {
+        if rounds.is_some_and(|rounds| rounds >= MAX_SERVER_ROUNDS) {
             self.effects.retain(|e| !matches!(e, Effect::CallModels(_)));
             let message = format!(
                 "the models gave no usable answer in {MAX_SERVER_ROUNDS} rounds for node '{}'",
@@ -115,6 +120,19 @@ impl Engine<'_> {
     pub(super) fn budget_exceeded(&mut self, node_run_id: &str, hold: BudgetHold) -> Result<(), Rejection> {
         let mut pending = self.server_step(node_run_id)?;
         pending.budget_exceeded = Some(hold);
+        if let Some(open) = self.run.open.as_mut() {
+            open.status = RunStatus::Paused;
+        }
+        self.run.status = RunStatus::Paused;
+        self.run.pending = Some(pending);
+        Ok(())
+    }
+
+    /// No provider serves the step's models here: it is handed back, and waits for a host to answer it as in a run
+    /// a host started.
+    pub(super) fn handed_back(&mut self, node_run_id: &str, reason: String) -> Result<(), Rejection> {
+        let mut pending = self.server_step(node_run_id)?;
+        pending.handed_back = Some(reason);
         if let Some(open) = self.run.open.as_mut() {
             open.status = RunStatus::Paused;
         }
@@ -146,19 +164,4 @@ impl Engine<'_> {
         }
     }
 
-    /// Refuses a host's answer to a step the server executes.
-    pub(super) fn refuse_host_answer(&self, pending: &PendingStep) -> Result<(), Rejection> {
-        if self.run.execution != Execution::Server || pending.node_type == "human" {
-            return Ok(());
-        }
-        let how = if pending.budget_exceeded.is_some() {
-            "it waits for a larger budget: raise it with set_run_budget (or the run page), and the server continues"
-        } else {
-            "the server is calling its models now"
-        };
-        Err(Rejection::new(
-            "server_step",
-            format!("run {} has its AI steps run by the server (execution: server), so nothing is to be answered; {how}", self.run.id),
-        ))
-    }
 }

@@ -532,4 +532,7 @@ pub struct PendingStep {
     /// Set while a server-executed run waits for a larger budget before making this step's calls.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub budget_exceeded: Option<BudgetHold>,
+    /// Set when the server was to run this AI step but no provider serves its model: why, while it waits for a host.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub handed_back: Option<String>,
 }

@@ -180,6 +180,12 @@ pub(crate) fn node_from_row(row: &NodeRunRow) -> NodeRun {
     }
 }
 
+/// The cost and model calls of a stored node run: its `usage`, else its cost columns.
+pub(crate) fn node_usage(row: &NodeRunRow) -> (Cost, Vec<ModelCall>) {
+    let node = node_from_row(row);
+    (node.cost, node.calls)
+}
+
 /// The cost of a stored run: its `usage` (rows written since usage was kept), else its cost columns.
 pub(crate) fn run_cost(row: &RunRow) -> Cost {
     row.usage.as_deref().and_then(|u| serde_json::from_str(u).ok()).unwrap_or(Cost {

@@ -1,17 +1,19 @@
 //! The prices cairn ships for Claude models, used for every model `roscoe.yaml`'s `pricing` does not name.
 //!
-//! USD per million tokens: input, output, 5-minute cache writes and cache reads, as Anthropic's pricing page lists
-//! them on the date below. Prices change: a `pricing` entry in `roscoe.yaml` replaces the built-in one of its model.
+//! USD per million tokens: input, output, 5-minute cache writes and cache reads, as Anthropic's pricing page
+//! (platform.claude.com/docs/en/about-claude/pricing) listed them on 2026-12-02. Prices change: a `pricing` entry in
+//! `roscoe.yaml` replaces the built-in one of its model (docs/roscoe/reference/roscoe-yaml.md shows this table).
 
 use std::collections::BTreeMap;
 
 use crate::engine::Price;
 
-/// The day the prices below were read from Anthropic's pricing page.
-pub(crate) const PRICES_AS_OF: &str = "2026-12-02";
-
 /// Model id, input, output, cache write, cache read.
 const CLAUDE: &[(&str, f64, f64, f64, f64)] = &[
+    ("claude-opus-5", 5.0, 25.0, 6.25, 0.50),
+    ("claude-opus-4-8", 5.0, 25.0, 6.25, 0.50),
+    ("claude-opus-4-7", 5.0, 25.0, 6.25, 0.50),
+    ("claude-opus-4-6", 5.0, 25.0, 6.25, 0.50),
     ("claude-opus-4-5", 5.0, 25.0, 6.25, 0.50),
     ("claude-opus-4-1", 15.0, 75.0, 18.75, 1.50),
     ("claude-opus-4-0", 15.0, 75.0, 18.75, 1.50),

@@ -102,13 +102,7 @@ pub(crate) struct Resolved {
 
 /// The provider that serves `model` under `settings`, ready to call; the message says why there is none.
 pub(crate) fn resolve(settings: &Settings, model: &str) -> Result<Resolved, String> {
-    let name = route(settings, model).ok_or_else(|| {
-        format!(
-            "no model provider serves model '{model}': set ANTHROPIC_API_KEY (or install the claude CLI) for Claude \
-             models, OPENAI_API_KEY or OPENAI_BASE_URL for others, or name its provider in roscoe.yaml \
-             models.providers"
-        )
-    })?;
+    let name = route(settings, model).ok_or_else(|| unserved(model))?;
     let found = settings.providers.get(&name).expect("routes name known providers");
     let provider: Box<dyn Provider> = match found.kind {
         Kind::Anthropic => Box::new(anthropic::Anthropic::new(&name, found)?),
@@ -116,6 +110,14 @@ pub(crate) fn resolve(settings: &Settings, model: &str) -> Result<Resolved, Stri
         Kind::ClaudeCli => Box::new(claude_cli::ClaudeCli::new(found)),
     };
     Ok(Resolved { name, provider })
+}
+
+/// Why no provider serves `model`, and how to give it one.
+pub(crate) fn unserved(model: &str) -> String {
+    format!(
+        "no model provider serves model '{model}': set ANTHROPIC_API_KEY (or install the claude CLI) for Claude \
+         models, OPENAI_API_KEY or OPENAI_BASE_URL for others, or name its provider in roscoe.yaml models.providers"
+    )
 }
 
 /// Whether some provider serves `model` (for `test_workflow`'s fan-out check).

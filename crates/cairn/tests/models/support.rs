@@ -1,0 +1,100 @@
+//! What the model-call tests share: `cairn serve` on a fresh home holding the given global workflows and
+//! `roscoe.yaml`, with the Anthropic provider pointed at a stand-in (no key or URL leaks in from the machine), and
+//! REST helpers that wait for a server-executed run to stop.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::process::Command;
+
+use super::cairn_serve::Served;
+use super::database::TestDatabase;
+
+/// A running server and its home.
+pub struct Env {
+    /// The server.
+    pub served: Served,
+    /// `$CAIRN_HOME`.
+    pub home: PathBuf,
+    _tmp: tempfile::TempDir,
+    _database: TestDatabase,
+}
+
+/// The environment variables a test's server must not inherit.
+const PROVIDER_VARS: [&str; 5] =
+    ["ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ROSCOE_PUBLIC_URL"];
+
+/// Starts `cairn serve` with `workflows` (id, YAML) in the global source, `roscoe_yaml` as the home's `roscoe.yaml`,
+/// and `env` set (e.g. `ANTHROPIC_BASE_URL` at a stand-in).
+pub async fn start(workflows: &[(&str, &str)], roscoe_yaml: &str, env: &[(&str, &str)]) -> Env {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    for (id, yaml) in workflows {
+        std::fs::write(home.join("workflows").join(format!("{id}.yaml")), yaml).unwrap();
+    }
+    std::fs::write(home.join("roscoe.yaml"), roscoe_yaml).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.arg("serve").env("CAIRN_HOME", &home).env("RUST_LOG", "info");
+    for var in PROVIDER_VARS {
+        command.env_remove(var);
+    }
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let database = TestDatabase::fresh();
+    database.apply(&mut command);
+    let served = Served::start(command).await;
+    Env { served, home, _tmp: tmp, _database: database }
+}
+
+/// The environment that points the `anthropic` provider at `base` with a made-up key.
+pub fn anthropic_env(base: &str) -> Vec<(&'static str, String)> {
+    vec![("ANTHROPIC_BASE_URL", base.to_owned()), ("ANTHROPIC_API_KEY", "sk-test-not-a-real-key".to_owned())]
+}
+
+impl Env {
+    /// `POST path` with `body`: status and JSON.
+    pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let response = reqwest::Client::new().post(self.served.url(path)).json(&body).send().await.unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    /// `GET path`: JSON.
+    pub async fn get(&self, path: &str) -> Value {
+        reqwest::Client::new().get(self.served.url(path)).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// Starts global workflow `id` over REST with `extra` fields in the body; the start's answer.
+    pub async fn start_run(&self, id: &str, extra: Value) -> Value {
+        let mut body = json!({ "workflowId": id });
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            body[key] = value.clone();
+        }
+        let (status, started) = self.post("/api/runs?project=global", body).await;
+        assert_eq!(status, 201, "{started}");
+        started
+    }
+
+    /// The history of run `run_id` once its status is no longer `running` (at most a minute).
+    pub async fn stopped(&self, run_id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let history = self.get(&format!("/api/runs/{run_id}?project=global")).await;
+            if history["run"]["status"] != "running" {
+                return history;
+            }
+            assert!(Instant::now() < deadline, "run {run_id} still running: {history}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The top-level node of `history` with id `node_id` (its last visit).
+pub fn node<'h>(history: &'h Value, node_id: &str) -> &'h Value {
+    history["nodes"].as_array().unwrap().iter().rev().find(|n| n["nodeId"] == node_id).unwrap_or_else(|| {
+        panic!("no node {node_id} in {history}")
+    })
+}
