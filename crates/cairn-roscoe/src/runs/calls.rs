@@ -28,6 +28,14 @@ use crate::engine::{Answer, Billing, Event, ModelCall, ModelJob, PendingStep, Ru
 /// How often a process making calls looks whether another process ended the run.
 const CANCEL_POLL: Duration = Duration::from_millis(500);
 
+/// A step's calls, ready to be made: the settings they are made under, each request with its provider, and what
+/// their answers become.
+pub(super) struct Ready {
+    settings: Settings,
+    resolved: Vec<(String, String, providers::Resolved)>,
+    shape: Shape,
+}
+
 /// What the answers of a step's requests become.
 enum Shape {
     /// `advance_run`'s response.
@@ -74,49 +82,51 @@ fn answer(shape: Shape, mut texts: Vec<String>) -> Answer {
     }
 }
 
-/// Whether some provider serves every model of `step` under the settings of a run rooted at `project_root`; the
-/// message says which model is not served.
-pub(super) fn servable(runs: &Runs, project_root: Option<&str>, step: &PendingStep, default: &str) -> Result<(), String> {
-    let settings = Settings::read(runs.home(), project_root.map(std::path::Path::new))?;
-    for (model, _) in plan(step, default).0 {
-        if !providers::serves(&settings, &model) {
-            return Err(providers::unserved(&model));
-        }
-    }
-    Ok(())
-}
-
 impl Runs {
     /// Makes the calls of `job` for `run` and returns the event that applies their outcome, or `None` when the run
     /// stopped running meanwhile (the calls were abandoned).
     pub(super) async fn call_models(&self, run: &Run, job: &ModelJob) -> Option<Event> {
+        match self.ready_calls(run, job).await {
+            Ok(ready) => self.make_calls(run, job, ready).await,
+            Err(event) => Some(event),
+        }
+    }
+
+    /// What must hold before `job`'s calls are made: readable settings, a provider for every model, a budget that
+    /// covers their worst case. The calls, ready; or the event that applies instead (the step handed back, the run
+    /// paused on its budget, the node failed).
+    pub(super) async fn ready_calls(&self, run: &Run, job: &ModelJob) -> Result<Ready, Event> {
         let node_run_id = job.node_run_id.clone();
-        let settings = match Settings::read(self.home(), run.project_root.as_deref().map(std::path::Path::new)) {
-            Ok(settings) => settings,
-            Err(error) => {
-                let error = format!("roscoe.yaml cannot be used: {error}");
-                return Some(Event::ModelsFailed { node_run_id, error, calls: Vec::new() });
-            }
-        };
+        let settings = Settings::read(self.home(), run.project_root.as_deref().map(std::path::Path::new)).map_err(|error| {
+            let error = format!("roscoe.yaml cannot be used: {error}");
+            Event::ModelsFailed { node_run_id: node_run_id.clone(), error, calls: Vec::new() }
+        })?;
         let (requests, shape) = plan(&job.step, &run.models.default);
         let mut resolved = Vec::new();
         for (model, prompt) in requests {
             match providers::resolve(&settings, &model) {
                 Ok(found) => resolved.push((model, prompt, found)),
                 // No provider here: the step waits for a host instead, as a host-run step does.
-                Err(reason) => return Some(Event::HandedBack { node_run_id, reason }),
+                Err(reason) => return Err(Event::HandedBack { node_run_id, reason }),
             }
         }
         let worst: Vec<Reservation> =
             resolved.iter().map(|(model, prompt, found)| budget::worst_case(run, model, prompt, &*found.provider)).collect();
         match self.over_budget(run, &worst).await {
-            Ok(Some(hold)) => return Some(Event::BudgetExceeded { node_run_id, hold }),
-            Ok(None) => {}
+            Ok(Some(hold)) => Err(Event::BudgetExceeded { node_run_id, hold }),
+            Ok(None) => Ok(Ready { settings, resolved, shape }),
             Err(error) => {
                 let error = format!("the run's budget could not be checked: {error}");
-                return Some(Event::ModelsFailed { node_run_id, error, calls: Vec::new() });
+                Err(Event::ModelsFailed { node_run_id, error, calls: Vec::new() })
             }
         }
+    }
+
+    /// Makes the `ready` calls of `job` for `run`: the event that applies their outcome, or `None` when the run
+    /// stopped running meanwhile.
+    pub(super) async fn make_calls(&self, run: &Run, job: &ModelJob, ready: Ready) -> Option<Event> {
+        let Ready { settings, resolved, shape } = ready;
+        let node_run_id = job.node_run_id.clone();
         let cwd = run.project_root.as_deref().map_or_else(|| self.home().to_owned(), PathBuf::from);
         let per_run = Arc::new(Semaphore::new(settings.calls.per_run));
         let calls = resolved.iter().map(|(model, prompt, found)| {

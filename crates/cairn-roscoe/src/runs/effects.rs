@@ -68,9 +68,14 @@ impl EffectRunner for Executor {
         if !self.background {
             return runs.call_models(run, job).await;
         }
+        // Whether the calls can be made at all (a provider, the budget) is settled in this call.
+        let ready = match runs.ready_calls(run, job).await {
+            Ok(ready) => ready,
+            Err(event) => return Some(event),
+        };
         let (runs, run, job) = (runs.clone(), run.clone(), job.clone());
         tokio::spawn(async move {
-            if let Some(event) = runs.call_models(&run, &job).await {
+            if let Some(event) = runs.make_calls(&run, &job, ready).await {
                 drive_on(runs, run, event).await;
             }
         });

@@ -2,7 +2,6 @@
 //! `roscoe.yaml`, with the Anthropic provider pointed at a stand-in (no key or URL leaks in from the machine), and
 //! REST helpers that wait for a server-executed run to stop.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -15,8 +14,6 @@ use super::database::TestDatabase;
 pub struct Env {
     /// The server.
     pub served: Served,
-    /// `$CAIRN_HOME`.
-    pub home: PathBuf,
     _tmp: tempfile::TempDir,
     _database: TestDatabase,
 }
@@ -46,7 +43,7 @@ pub async fn start(workflows: &[(&str, &str)], roscoe_yaml: &str, env: &[(&str, 
     let database = TestDatabase::fresh();
     database.apply(&mut command);
     let served = Served::start(command).await;
-    Env { served, home, _tmp: tmp, _database: database }
+    Env { served, _tmp: tmp, _database: database }
 }
 
 /// The environment that points the `anthropic` provider at `base` with a made-up key.

@@ -27,7 +27,14 @@ async fn test_workflow(env: &Env, args: Value) -> Value {
 fn model() -> impl Fn(&Request) -> Answer {
     |request: &Request| {
         let prompt = request.first_user_text();
-        Answer::text(if prompt.contains("Say hi") { "hi" } else { "Alpha" })
+        let text = if prompt.contains("Say hi") {
+            "hi"
+        } else if prompt.contains("\"index\"") {
+            r#"{"reasoning": "all agree", "index": 0}"#
+        } else {
+            "Alpha"
+        };
+        Answer::text(text)
     }
 }
 
@@ -47,7 +54,7 @@ async fn fan_out_nodes_without_mocks_and_steps_inside_children_run_live_and_mock
     assert_eq!(vote["cost"]["billingMode"], "metered", "{vote}");
     assert_eq!(live["nodeTrace"][1]["children"][0]["output"]["text"], "hi", "{live}");
 
-    let mocks = json!({ "vote": { "responses": ["A", "A", "B"], "aggregate": "A" }, "inner/say": "mocked hi" });
+    let mocks = json!({ "vote": { "responses": ["A", "A", "B"], "aggregate": "{\"reasoning\": \"r\", \"index\": 0}" }, "inner/say": "mocked hi" });
     let mocked = test_workflow(&env, json!({ "global": true, "id": "outer", "mocks": mocks })).await;
     assert_eq!(mocked["finalStatus"], "completed", "{mocked}");
     assert_eq!(stand_in.requests().len(), 5, "mocks win: no call was made");
