@@ -24,7 +24,7 @@ mod prices;
 mod providers;
 mod script_runner;
 mod server_runs;
-mod settings;
+pub(crate) mod settings;
 mod start;
 #[cfg(target_os = "linux")]
 mod supervisor;

@@ -197,7 +197,8 @@ impl Settings {
                 settings.pricing.insert(model.clone(), read_price(file, &format!("/pricing/{}", escape(model)), price)?);
             }
         }
-        if let Some((file, value)) = section("/models/providers") {
+        let models = section("/models").and_then(|(file, models)| models.get("providers").map(|p| (file, p)));
+        if let Some((file, value)) = models.filter(|(_, p)| !p.is_null()) {
             for (model, provider) in object(file, "/models/providers", value)? {
                 let pointer = format!("/models/providers/{}", escape(model));
                 let name = provider.as_str().ok_or_else(|| file.fail(&pointer, "must be a provider name".into()))?;
@@ -212,7 +213,7 @@ impl Settings {
         }
         for (model, name) in &settings.routes {
             if !settings.providers.contains_key(name) {
-                let (file, _) = section("/models/providers").expect("routes come from a file");
+                let (file, _) = models.expect("routes come from a file");
                 return Err(file.fail(
                     &format!("/models/providers/{}", escape(model)),
                     format!("provider '{name}' is neither built in (anthropic, openai, claude-cli) nor in `providers`"),

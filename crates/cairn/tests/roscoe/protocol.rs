@@ -21,8 +21,8 @@ const TOOLS: [&str; 13] = [
     "get_workflow_diagram",
 ];
 
-/// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run`).
-const RUN_TOOLS: [&str; 12] = [
+/// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run` and `set_run_budget`).
+const RUN_TOOLS: [&str; 13] = [
     "start_workflow",
     "get_run_status",
     "advance_run",
@@ -32,6 +32,7 @@ const RUN_TOOLS: [&str; 12] = [
     "resume_run",
     "cancel_run",
     "retry_run",
+    "set_run_budget",
     "list_runs",
     "get_run_history",
     "test_workflow",
