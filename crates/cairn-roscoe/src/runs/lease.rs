@@ -1,6 +1,7 @@
 //! Leases and lost runners: while a run executes (a script, most often) it is `running` under this process's id with
 //! a lease the process renews; a run whose process is gone, or whose lease ran out, has lost its runner. The next
-//! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — it is never re-executed.
+//! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — a script is never
+//! re-executed; the model calls of a server-executed run are made again instead (they change nothing outside the run).
 //! Human steps left unanswered past their node's `timeoutMs` fall due the same way.
 
 use std::time::Duration;
