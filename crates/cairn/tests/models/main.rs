@@ -7,6 +7,7 @@
 
 #[path = "../common/anthropic.rs"]
 mod anthropic;
+mod browser;
 mod budgets;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;

@@ -116,6 +116,7 @@ fn args_for(tool: &str) -> Value {
         "advance_run" => json!({"run_id": "r", "response": "x"}),
         "resume_run" => json!({"run_id": "r", "transition": "x"}),
         "advance_consensus" | "advance_map" => json!({"run_id": "r", "responses": []}),
+        "set_run_budget" => json!({"run_id": "r", "budget": {"usd": 1}}),
         "get_run_status" | "advance_round_robin" | "cancel_run" | "retry_run" | "get_run_history" => {
             json!({"run_id": "r"})
         }
