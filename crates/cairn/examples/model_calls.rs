@@ -1,8 +1,10 @@
 //! Benchmark of the server's own model calls, in process on a fresh SQLite file, against the tests' Anthropic
 //! stand-in on loopback: (1) the server's overhead per model call — a 50-node linear workflow of `ai_agent` nodes
 //! run server-side to the end against a stand-in that answers at once, its wall time divided by its 50 calls (run
-//! creation, the engine's transactions, routing, the HTTP round trip, usage and cost); (2) a 32-agent consensus gate
-//! whose stand-in answers each call after 200 ms, start to end (parallel calls: about 200 ms, not 32 × 200 ms).
+//! creation, the engine's transactions, routing, the HTTP round trip, usage and cost); (2) 32 agents at once whose
+//! stand-in answers each call after 200 ms, start to end (parallel calls: about 200 ms, not 32 × 200 ms) — a map
+//! of 32 branches, since a consensus has at most 10 agents (the workflow schema's limit) — and (3) a 10-agent
+//! consensus gate with the same delay.
 //!
 //! `cargo run --release -p cairn --example model_calls [RUNS]` (default 20 runs of each).
 
@@ -16,7 +18,8 @@ use cairn_roscoe::{Actor, Execution, Runs, Scope, Service, StartOptions};
 use cairn_store::Store;
 
 const NODES: usize = 50;
-const AGENTS: usize = 32;
+const BRANCHES: usize = 32;
+const AGENTS: usize = 10;
 
 fn linear_workflow() -> String {
     let mut yaml = String::from("name: linear\ninitial: n1\nnodes:\n");
@@ -34,6 +37,15 @@ fn consensus_workflow() -> String {
         "name: vote\ninitial: vote\nnodes:\n  vote:\n    type: consensus\n    config: {{ mode: gate, agentCount: {AGENTS}, \
          quorum: {AGENTS}, prompt: \"Ship?\", choices: [approve, reject] }}\n    transitions: {{ approve: $end, reject: $fail, \
          no_consensus: $fail }}\n"
+    )
+}
+
+fn map_workflow() -> String {
+    let items: Vec<String> = (1..=BRANCHES).map(|i| format!("item{i}")).collect();
+    format!(
+        "name: fan\ninitial: fan\nnodes:\n  fan:\n    type: map\n    config: {{ items: [{}], maxItems: {BRANCHES}, \
+         prompt: \"Ship? {{{{ item }}}}\" }}\n    transitions: {{ success: $end, failure: $fail }}\n",
+        items.join(", ")
     )
 }
 
@@ -60,6 +72,7 @@ async fn main() {
     std::fs::create_dir_all(project.join(".roscoe/workflows")).unwrap();
     std::fs::write(project.join(".roscoe/workflows/linear.yaml"), linear_workflow()).unwrap();
     std::fs::write(project.join(".roscoe/workflows/vote.yaml"), consensus_workflow()).unwrap();
+    std::fs::write(project.join(".roscoe/workflows/fan.yaml"), map_workflow()).unwrap();
     // SAFETY: set before any thread reads the environment (the providers read it at each call).
     unsafe {
         std::env::set_var("ANTHROPIC_BASE_URL", &model.base);
@@ -72,26 +85,29 @@ async fn main() {
     let options = || StartOptions { execution: Some(Execution::Server), wait: true, ..StartOptions::default() };
 
     let mut per_call = Vec::new();
+    let mut fanned = Vec::new();
     let mut consensus = Vec::new();
     for i in 0..=runs_to_time {
-        let started = Instant::now();
-        let run = runs.start_workflow_with(&scope, "linear", None, None, &actor, options()).await.expect("a start");
-        let took = started.elapsed();
-        assert_eq!(run.result.status, "completed", "{:?}", run.result);
-        let started = Instant::now();
-        let run = runs.start_workflow_with(&scope, "vote", None, None, &actor, options()).await.expect("a start");
-        let voted = started.elapsed();
-        assert_eq!(run.result.status, "completed", "{:?}", run.result);
+        let mut timed = Vec::new();
+        for id in ["linear", "fan", "vote"] {
+            let started = Instant::now();
+            let run = runs.start_workflow_with(&scope, id, None, None, &actor, options()).await.expect("a start");
+            timed.push(started.elapsed());
+            assert_eq!(run.result.status, "completed", "{:?}", run.result);
+        }
         if i > 0 {
             // The first of each is a warm-up.
-            per_call.push(took / NODES as u32);
-            consensus.push(voted);
+            per_call.push(timed[0] / NODES as u32);
+            fanned.push(timed[1]);
+            consensus.push(timed[2]);
         }
     }
-    assert_eq!(model.requests().len(), (runs_to_time + 1) * (NODES + AGENTS));
-    assert!(model.most_at_once() >= AGENTS, "the consensus agents were called at once");
+    assert_eq!(model.requests().len(), (runs_to_time + 1) * (NODES + BRANCHES + AGENTS));
+    assert!(model.most_at_once() >= BRANCHES, "the branches were called at once");
     let (median, p90) = median_p90(per_call);
     println!("model call, server overhead (50-node run / 50): median {median:.3} ms, p90 {p90:.3} ms");
+    let (median, p90) = median_p90(fanned);
+    println!("{BRANCHES} agents at once (map), 200 ms per answer: median {median:.1} ms, p90 {p90:.1} ms");
     let (median, p90) = median_p90(consensus);
     println!("{AGENTS}-agent consensus, 200 ms per answer: median {median:.1} ms, p90 {p90:.1} ms");
     store.close().await;

@@ -151,3 +151,21 @@ async fn without_a_provider_the_step_is_handed_back_saying_why() {
     assert_eq!(history["run"]["status"], "paused", "{history}");
     assert_eq!(history["run"]["cost"]["billingMode"], "none", "nothing was called: {history}");
 }
+
+#[tokio::test]
+async fn the_anthropic_provider_reads_a_streamed_answer_and_its_usage() {
+    let model = StandIn::start(|_: &Request| Answer::text("streamed").with_usage(USAGE)).await;
+    let vars = anthropic_env(&model.base);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let workflow = "name: ask\ninitial: ask\nnodes:\n  ask:\n    type: ai_agent\n    config: { prompt: \"hello\" }\n    transitions: { success: $end }\n";
+    let env = start(&[("ask", workflow)], "providers:\n  anthropic: { stream: true }\n", &vars).await;
+
+    let run_id = env.start_run("ask", json!({})).await["runId"].as_str().unwrap().to_owned();
+    let history = env.stopped(&run_id).await;
+    assert_eq!(history["run"]["status"], "completed", "{history}");
+    assert_eq!(model.requests()[0]["stream"], true);
+    let ask = node(&history, "ask");
+    assert_eq!(ask["output"]["text"], "streamed");
+    assert_eq!((ask["cost"]["inputTokens"].as_i64(), ask["cost"]["outputTokens"].as_i64()), (Some(115), Some(20)), "{ask}");
+    assert!(close(ask["cost"]["meteredCostUsd"].as_f64().unwrap(), call_usd()), "{ask}");
+}

@@ -2,6 +2,7 @@
 //! `roscoe.yaml`, with the Anthropic provider pointed at a stand-in (no key or URL leaks in from the machine), and
 //! REST helpers that wait for a server-executed run to stop.
 
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -14,8 +15,10 @@ use super::database::TestDatabase;
 pub struct Env {
     /// The server.
     pub served: Served,
+    /// How it was started, to start it again on the same home and database.
+    command: (PathBuf, Vec<(String, String)>),
     _tmp: tempfile::TempDir,
-    _database: TestDatabase,
+    database: TestDatabase,
 }
 
 /// The environment variables a test's server must not inherit.
@@ -32,18 +35,24 @@ pub async fn start(workflows: &[(&str, &str)], roscoe_yaml: &str, env: &[(&str, 
         std::fs::write(home.join("workflows").join(format!("{id}.yaml")), yaml).unwrap();
     }
     std::fs::write(home.join("roscoe.yaml"), roscoe_yaml).unwrap();
+    let database = TestDatabase::fresh();
+    let vars: Vec<(String, String)> = env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+    let served = Served::start(serve(&home, &vars, &database)).await;
+    Env { served, command: (home, vars), _tmp: tmp, database }
+}
+
+/// `cairn serve` on `home` and `database` with `vars` set and no provider variable inherited.
+fn serve(home: &Path, vars: &[(String, String)], database: &TestDatabase) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", &home).env("RUST_LOG", "info");
+    command.arg("serve").env("CAIRN_HOME", home).env("RUST_LOG", "info");
     for var in PROVIDER_VARS {
         command.env_remove(var);
     }
-    for (key, value) in env {
+    for (key, value) in vars {
         command.env(key, value);
     }
-    let database = TestDatabase::fresh();
     database.apply(&mut command);
-    let served = Served::start(command).await;
-    Env { served, _tmp: tmp, _database: database }
+    command
 }
 
 /// The environment that points the `anthropic` provider at `base` with a made-up key.
@@ -52,6 +61,14 @@ pub fn anthropic_env(base: &str) -> Vec<(&'static str, String)> {
 }
 
 impl Env {
+    /// Kills the server (SIGKILL: no chance to tidy up) and starts it again on the same home and database.
+    pub async fn crash_and_restart(&mut self) {
+        self.served.signal("KILL");
+        self.served.exited().await;
+        let (home, vars) = &self.command;
+        self.served = Served::start(serve(home, vars, &self.database)).await;
+    }
+
     /// `POST path` with `body`: status and JSON.
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
         let response = reqwest::Client::new().post(self.served.url(path)).json(&body).send().await.unwrap();
