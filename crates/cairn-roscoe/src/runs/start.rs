@@ -2,7 +2,8 @@
 //! then `roscoe.yaml`'s `hosts.<client>.execution` for the MCP client that starts it; otherwise a run an MCP host
 //! starts hands its AI steps back (`host`), and one started from the REST API, the web UI or the command line has
 //! them run by the server (`server`). The run's budget is the start's, else the workflow's, else `roscoe.yaml`'s
-//! `budget`. A child run inherits both from its tree.
+//! `budget`. A child run inherits both from its tree. `hosts.<client>`'s `subagents` and `billing` also override
+//! what is guessed of the client from its name (for `hostHint`).
 //!
 //! A server-executed run started with `wait` is driven in the call until it completes, fails, or pauses (for a
 //! person, a host, or its budget); without it, the call returns once the first model calls are under way and the run
@@ -66,7 +67,15 @@ impl Runs {
         };
         let starter = Starter::of(actor);
         let mut row = self.new_run_row(scope, &prepared, input.as_ref(), &starter, "user", None)?;
-        let host = view::host(client);
+        let mut host = view::host(client);
+        if let Some(set) = client.and_then(|c| settings.host(c)) {
+            if let Some(subagents) = set.subagents {
+                host["subagents"] = subagents.into();
+            }
+            if let Some(billing) = &set.billing {
+                host["billing"] = billing.as_str().into();
+            }
+        }
         row.host = Some(host.to_string());
         row.execution = execution.as_str().to_owned();
         row.budget = budget.map(|b| serde_json::to_string(&b).expect("a budget serializes"));

@@ -1,5 +1,6 @@
-//! `test_workflow` with a provider configured: a fan-out node without mocks runs live through the provider (every
-//! phase, charged as metered), an AI step inside a subworkflow's child runs live too, and mocks always win.
+//! Over MCP: `test_workflow` with a provider configured runs a fan-out node without mocks live through the provider
+//! (every phase, charged as metered), an AI step inside a subworkflow's child too, and mocks always win; and
+//! `start_workflow` hands AI steps back to the host unless `execution` or `roscoe.yaml`'s `hosts` say otherwise.
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -16,12 +17,17 @@ const OUTER: &str = "name: outer\ninitial: vote\nnodes:\n  vote:\n    type: cons
 const INNER: &str = "name: inner\ninitial: say\nnodes:\n  say:\n    type: ai_agent\n    config: { prompt: \"Say hi\" }\n    \
     transitions: { success: $end }\n";
 
-async fn test_workflow(env: &Env, args: Value) -> Value {
+/// Calls `tool` over MCP (as the client rmcp names `rmcp`); its structured result.
+async fn call(env: &Env, tool: &str, args: Value) -> Value {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let client = ().serve(StreamableHttpClientTransport::from_uri(env.served.url("/roscoe/mcp"))).await.unwrap();
     let Value::Object(args) = args else { unreachable!("arguments are an object") };
-    let result = client.call_tool(CallToolRequestParams::new("test_workflow").with_arguments(args)).await.unwrap();
+    let result = client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args)).await.unwrap();
     result.structured_content.expect("structured content")
+}
+
+async fn test_workflow(env: &Env, args: Value) -> Value {
+    call(env, "test_workflow", args).await
 }
 
 fn model() -> impl Fn(&Request) -> Answer {
@@ -65,4 +71,29 @@ async fn without_a_provider_an_unmocked_fan_out_node_is_still_refused() {
     let env = start(&[("outer", OUTER), ("inner", INNER)], "", &[]).await;
     let refused = test_workflow(&env, json!({ "global": true, "id": "outer" })).await;
     assert_eq!(refused["code"], "fanout_in_test_mode_unsupported", "{refused}");
+}
+
+#[tokio::test]
+async fn an_mcp_start_hands_back_unless_execution_or_the_hosts_entry_says_server() {
+    let stand_in = StandIn::start(model()).await;
+    let vars = anthropic_env(&stand_in.base);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let env = start(&[("outer", OUTER), ("inner", INNER)], "", &vars).await;
+    let handed = call(&env, "start_workflow", json!({ "global": true, "id": "outer" })).await;
+    assert_eq!(handed["status"], "paused", "{handed}");
+    assert_eq!(handed["pendingStep"]["consensusPhase"], "generate");
+    assert_eq!(handed["hostHint"]["kind"], "no_subagents", "an unknown client: {handed}");
+    let served = call(&env, "start_workflow", json!({ "global": true, "id": "outer", "execution": "server" })).await;
+    let history = env.stopped(served["runId"].as_str().unwrap()).await;
+    assert_eq!(history["run"]["status"], "completed", "{history}");
+    assert_eq!(stand_in.requests().len(), 5);
+
+    let yaml = "hosts:\n  rmcp: { execution: server, subagents: true }\n";
+    let env = start(&[("outer", OUTER), ("inner", INNER)], yaml, &vars).await;
+    let started = call(&env, "start_workflow", json!({ "global": true, "id": "outer" })).await;
+    assert!(started.get("hostHint").is_none(), "the hosts entry says it has subagents: {started}");
+    let history = env.stopped(started["runId"].as_str().unwrap()).await;
+    assert_eq!((history["run"]["status"].as_str(), history["run"]["execution"].as_str()), (Some("completed"), Some("server")));
+    let hosted = call(&env, "start_workflow", json!({ "global": true, "id": "outer", "execution": "host" })).await;
+    assert_eq!(hosted["status"], "paused", "the start's own execution wins: {hosted}");
 }
