@@ -8,6 +8,8 @@
 //!
 //! `cargo run --release -p cairn --example model_calls [RUNS]` (default 20 runs of each).
 
+#![allow(unreachable_pub, reason = "the stand-in is shared with the test binaries, whose helpers are pub")]
+
 #[path = "../tests/common/anthropic.rs"]
 mod anthropic;
 

@@ -15,17 +15,20 @@ use serde_json::{Value, json};
 /// The scripted model: (answer text, prompt tokens, completion tokens) for a prompt.
 pub type Script = dyn Fn(&str) -> (String, u64, u64) + Send + Sync;
 
+/// Every request so far: its body and its `Authorization` header.
+type Requests = Arc<Mutex<Vec<(Value, Option<String>)>>>;
+
 #[derive(Clone)]
 struct Shared {
     script: Arc<Script>,
-    requests: Arc<Mutex<Vec<(Value, Option<String>)>>>,
+    requests: Requests,
 }
 
 /// A running stand-in; stops when dropped.
 pub struct OpenAiStandIn {
     /// `http://127.0.0.1:PORT/v1` (what `OPENAI_BASE_URL` or a provider's `baseUrl` is set to).
     pub base: String,
-    requests: Arc<Mutex<Vec<(Value, Option<String>)>>>,
+    requests: Requests,
     task: tokio::task::JoinHandle<()>,
 }
 
