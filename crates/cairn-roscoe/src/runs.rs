@@ -359,7 +359,13 @@ impl Runs {
         let mut tree = self.load_tree(scope, run_id).await?;
         let due = self.overdue(tree.rows()).await?;
         for lost in due.lost {
-            self.drive(&lost, Event::RunnerLost, &mut tree).await?;
+            // Another call may have settled it first; then there is nothing to do.
+            match self.drive(&lost, Event::RunnerLost, &mut tree).await {
+                Err(error) if !error.is_internal() => tree.mark_stale(),
+                done => {
+                    done?;
+                }
+            }
         }
         for (run_id, node_run_id) in due.timed_out {
             // Another caller may have answered or timed it out first; then there is nothing to do.

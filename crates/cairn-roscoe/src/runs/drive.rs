@@ -103,6 +103,11 @@ impl Runs {
     pub(super) async fn step(&self, run_id: &str, event: Event) -> Result<(Outcome, RunRow), Error> {
         let mut tx = rows::begin(&self.inner.store).await?;
         let row = rows::lock_run(&mut tx, run_id).await?.ok_or_else(Error::run_not_found)?;
+        if event == Event::RunnerLost && !self.is_lost(&row) {
+            // Another call found the runner lost first, and the run has a runner again (a server run calling anew).
+            rows::rollback(tx).await?;
+            return Err(Error::refused("stale_step", "the run has a runner again"));
+        }
         let open = rows::open_node_run(&mut tx, run_id).await?;
         let run = run_from_row(&row, open.as_ref(), &self.inner.snapshots)?;
         let outcome = match engine::apply(&run, event, &mut SystemEnv) {

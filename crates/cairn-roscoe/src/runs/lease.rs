@@ -69,7 +69,7 @@ impl Runs {
 
     /// Whether `row` runs under a process that is gone: another process on this machine that no longer exists
     /// (SQLite: one machine), or whose lease ran out.
-    fn is_lost(&self, row: &RunRow) -> bool {
+    pub(super) fn is_lost(&self, row: &RunRow) -> bool {
         if row.status != "running" {
             return false;
         }
