@@ -115,14 +115,21 @@ async fn every_ai_node_type_runs_on_the_server_from_rest_with_costs_from_reporte
 }
 
 #[tokio::test]
-async fn a_model_routed_to_an_openai_compatible_server_is_served_there_with_its_price() {
+async fn models_routed_to_an_openai_compatible_server_are_served_there_with_their_keys_and_prices() {
     let local = OpenAiStandIn::start(|prompt| (format!("local says: {prompt}"), 40, 7)).await;
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("key");
+    std::fs::write(&key_file, "filed-secret\n").unwrap();
     let yaml = format!(
-        "models:\n  providers: {{ llama3: local }}\nproviders:\n  local: {{ type: openai, baseUrl: \"{}\", apiKeyEnv: LOCAL_KEY }}\n\
+        "models:\n  providers: {{ llama3: local, \"qwen*\": filed }}\nproviders:\n  local: {{ type: openai, baseUrl: \"{0}\", \
+         apiKeyEnv: LOCAL_KEY }}\n  filed: {{ type: openai, baseUrl: \"{0}\", apiKeyFile: \"{1}\" }}\n\
          pricing:\n  llama3: {{ input: 1.0, output: 2.0 }}\n",
-        local.base
+        local.base,
+        key_file.display()
     );
-    let workflow = "name: ask\ninitial: ask\nnodes:\n  ask:\n    type: ai_agent\n    config: { prompt: \"hello\", model: llama3 }\n    transitions: { success: $end }\n";
+    let workflow = "name: ask\ninitial: ask\nnodes:\n  ask:\n    type: ai_agent\n    config: { prompt: \"hello\", model: llama3 }\n    \
+                    transitions: { success: other }\n  other:\n    type: ai_agent\n    config: { prompt: \"again\", model: qwen2 }\n    \
+                    transitions: { success: $end }\n";
     let env = start(&[("ask", workflow)], &yaml, &[("LOCAL_KEY", "local-secret")]).await;
 
     let run_id = env.start_run("ask", json!({})).await["runId"].as_str().unwrap().to_owned();
@@ -130,12 +137,29 @@ async fn a_model_routed_to_an_openai_compatible_server_is_served_there_with_its_
     assert_eq!(history["run"]["status"], "completed", "{history}");
     assert_eq!(node(&history, "ask")["output"]["text"], "local says: hello");
     let requests = local.requests();
-    assert_eq!(requests.len(), 1);
-    assert_eq!(requests[0].0["model"], "llama3");
-    assert_eq!(requests[0].1.as_deref(), Some("Bearer local-secret"));
-    let cost = &history["run"]["cost"];
+    let seen: Vec<(&str, Option<&str>)> = requests.iter().map(|(body, auth)| (body["model"].as_str().unwrap(), auth.as_deref())).collect();
+    assert_eq!(seen, [("llama3", Some("Bearer local-secret")), ("qwen2", Some("Bearer filed-secret"))]);
+    let cost = &node(&history, "ask")["cost"];
     assert!(close(cost["meteredCostUsd"].as_f64().unwrap(), (40.0 * 1.0 + 7.0 * 2.0) / 1e6), "{cost}");
-    assert_eq!((cost["inputTokens"].as_i64(), cost["outputTokens"].as_i64()), (Some(40), Some(7)));
+    let other = &node(&history, "other")["cost"];
+    assert_eq!((other["unpricedCalls"].as_i64(), other["inputTokens"].as_i64()), (Some(1), Some(40)), "no price: {other}");
+    assert!(!history.to_string().contains("secret"), "no key in the run's history");
+}
+
+#[tokio::test]
+async fn concurrency_per_run_bounds_the_calls_made_at_once() {
+    let vote = r#"{"reasoning": "fine", "verdict": "go"}"#;
+    let model = StandIn::start(move |_: &Request| Answer::text(vote).after(Duration::from_millis(100))).await;
+    let vars = anthropic_env(&model.base);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let workflow = "name: vote\ninitial: vote\nnodes:\n  vote:\n    type: consensus\n    config: { mode: gate, agentCount: 3, \
+                    quorum: 2, prompt: \"Go?\", choices: [go, stop] }\n    transitions: { go: $end, stop: $fail, no_consensus: $fail }\n";
+    let env = start(&[("vote", workflow)], "calls: { concurrencyPerRun: 1 }\n", &vars).await;
+    let run_id = env.start_run("vote", json!({})).await["runId"].as_str().unwrap().to_owned();
+    let history = env.stopped(&run_id).await;
+    assert_eq!(history["run"]["status"], "completed", "{history}");
+    assert_eq!(model.requests().len(), 3);
+    assert_eq!(model.most_at_once(), 1, "one call of the run at a time");
 }
 
 #[tokio::test]

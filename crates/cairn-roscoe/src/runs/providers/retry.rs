@@ -132,6 +132,30 @@ mod tests {
         assert_eq!(outcome.attempts, 1);
     }
 
+    /// Never answers.
+    struct Silent;
+
+    #[async_trait]
+    impl Provider for Silent {
+        fn billing(&self) -> Billing {
+            Billing::Metered
+        }
+        fn max_output_tokens(&self) -> Option<u32> {
+            Some(1)
+        }
+        async fn call(&self, _: &Request) -> Result<Reply, Failure> {
+            std::future::pending().await
+        }
+    }
+
+    #[tokio::test]
+    async fn an_attempt_past_its_time_limit_fails_the_call() {
+        let limits = CallLimits { timeout_ms: 20, retries: 3, ..CallLimits::default() };
+        let outcome = call(&Silent, &request(), &limits).await;
+        assert_eq!(outcome.reply.unwrap_err(), "no answer within 20 ms (calls.timeoutMs)");
+        assert_eq!(outcome.attempts, 1);
+    }
+
     #[test]
     fn backoff_doubles_within_its_cap_and_keeps_at_least_half() {
         let limits = CallLimits { backoff_ms: 100, max_backoff_ms: 1_000, ..CallLimits::default() };
