@@ -32,6 +32,8 @@ async fn a_looping_run_pauses_before_the_call_that_could_cross_its_budget_and_go
     assert_eq!((hold["spentTokens"].as_i64(), hold["nextTokens"].as_i64()), (Some(60), Some(166)), "{hold}");
     assert_eq!(hold["limit"]["tokens"], 200);
     assert_eq!(model.requests().len(), 2, "the same budget changes nothing");
+    let page = reqwest::get(env.served.url(&format!("/runs/{run_id}?project=global"))).await.unwrap().text().await.unwrap();
+    assert!(page.contains("id=\"raise-budget\"") && page.contains("60 tokens spent + up to 166 next &#62; limit 200"), "{page}");
 
     let (code, raised) = env.post(&format!("/api/runs/{run_id}/budget?project=global"), json!({ "tokens": 400 })).await;
     assert_eq!(code, 200, "{raised}");
