@@ -118,21 +118,19 @@ impl Engine<'_> {
     }
 
     pub(super) fn budget_exceeded(&mut self, node_run_id: &str, hold: BudgetHold) -> Result<(), Rejection> {
-        let mut pending = self.server_step(node_run_id)?;
-        pending.budget_exceeded = Some(hold);
-        if let Some(open) = self.run.open.as_mut() {
-            open.status = RunStatus::Paused;
-        }
-        self.run.status = RunStatus::Paused;
-        self.run.pending = Some(pending);
-        Ok(())
+        self.pause_calling(node_run_id, |pending| pending.budget_exceeded = Some(hold))
     }
 
     /// No provider serves the step's models here: it is handed back, and waits for a host to answer it as in a run
     /// a host started.
     pub(super) fn handed_back(&mut self, node_run_id: &str, reason: String) -> Result<(), Rejection> {
+        self.pause_calling(node_run_id, |pending| pending.handed_back = Some(reason))
+    }
+
+    /// Pauses the run at the step of node run `node_run_id` its calls were for, the step marked by `mark`.
+    fn pause_calling(&mut self, node_run_id: &str, mark: impl FnOnce(&mut PendingStep)) -> Result<(), Rejection> {
         let mut pending = self.server_step(node_run_id)?;
-        pending.handed_back = Some(reason);
+        mark(&mut pending);
         if let Some(open) = self.run.open.as_mut() {
             open.status = RunStatus::Paused;
         }

@@ -154,6 +154,11 @@ fn available(provider: &ProviderSettings) -> bool {
     }
 }
 
+/// The base URL of `provider`: its `baseUrl`, else the environment variable `env_var`, else `public`.
+pub(crate) fn base_url(provider: &ProviderSettings, env_var: &str, public: &str) -> String {
+    provider.base_url.clone().or_else(|| env(env_var)).unwrap_or_else(|| public.to_owned())
+}
+
 fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::{Failure, Provider, Reply, Request, Usage, api_key, http, status_failure, transport_failure};
+use super::{Failure, Provider, Reply, Request, Usage, api_key, base_url, http, status_failure, transport_failure};
 use crate::engine::Billing;
 use crate::runs::settings::ProviderSettings;
 
@@ -34,11 +34,7 @@ impl Anthropic {
                 None => format!("provider '{name}' has no API key: set {env} (or providers.{name}.apiKeyFile)"),
             }
         })?;
-        let base = settings
-            .base_url
-            .clone()
-            .or_else(|| std::env::var("ANTHROPIC_BASE_URL").ok().filter(|u| !u.trim().is_empty()))
-            .unwrap_or_else(|| PUBLIC_BASE.to_owned());
+        let base = base_url(settings, "ANTHROPIC_BASE_URL", PUBLIC_BASE);
         Ok(Anthropic {
             name: name.to_owned(),
             url: format!("{}/v1/messages", base.trim_end_matches('/')),

@@ -8,7 +8,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::{Failure, Provider, Reply, Request, Usage, api_key, http, status_failure, transport_failure};
+use super::{Failure, Provider, Reply, Request, Usage, api_key, base_url, http, status_failure, transport_failure};
 use crate::engine::Billing;
 use crate::runs::settings::ProviderSettings;
 
@@ -26,11 +26,7 @@ impl OpenAi {
     /// The provider `name` of `settings`; the public endpoint needs a key.
     pub(crate) fn new(name: &str, settings: &ProviderSettings) -> Result<OpenAi, String> {
         let key = api_key(settings, "OPENAI_API_KEY");
-        let base = settings
-            .base_url
-            .clone()
-            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty()))
-            .unwrap_or_else(|| PUBLIC_BASE.to_owned());
+        let base = base_url(settings, "OPENAI_BASE_URL", PUBLIC_BASE);
         if key.is_none() && base == PUBLIC_BASE {
             let env = settings.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
             return Err(format!("provider '{name}' has no API key for {PUBLIC_BASE}: set {env}, or a baseUrl of a local server"));
