@@ -322,10 +322,10 @@ fn section(file: ConfigFile<'_>) -> Result<Option<Models>, ConfigError> {
     };
     if let Some(key) = models
         .keys()
-        .find(|k| !["default", "available", "aliases"].contains(&k.as_str()))
+        .find(|k| !["default", "available", "aliases", "providers"].contains(&k.as_str()))
     {
         return Err(fail(format!(
-            "{}unknown key `models.{key}`; the models section accepts default, available and aliases",
+            "{}unknown key `models.{key}`; the models section accepts default, available, aliases and providers",
             at(&format!(
                 "/models/{}",
                 key.replace('~', "~0").replace('/', "~1")
@@ -574,7 +574,7 @@ mod tests {
         let e = error(file("models:\n  avaliable: [a]\n"), None);
         assert_eq!(
             e,
-            "roscoe.yaml: line 2, column 14: unknown key `models.avaliable`; the models section accepts default, available and aliases"
+            "roscoe.yaml: line 2, column 14: unknown key `models.avaliable`; the models section accepts default, available, aliases and providers"
         );
         let e = error(file("models:\n  available: [a, 3]\n"), None);
         assert!(

@@ -433,6 +433,8 @@ mod tests {
             inputs: None,
             outputs: Map::new(),
             defaults: Map::new(),
+            execution: None,
+            budget: None,
             nodes,
         }
     }

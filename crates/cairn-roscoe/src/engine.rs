@@ -34,6 +34,7 @@ mod lifecycle;
 mod machine;
 mod round_robin;
 mod script;
+mod server;
 pub mod state;
 
 use serde_json::{Map, Value, json};
@@ -42,9 +43,10 @@ use crate::definition::{Node, Target};
 
 pub use inputs::validate_inputs;
 pub use script::{Program, RetryPolicy, ScriptJob, ScriptResult};
+pub use server::{MAX_SERVER_ROUNDS, ModelJob};
 pub use state::{
-    AgentSpec, Context, Cost, Matchup, ModelSettings, NodeRun, NodeStatus, PendingStep, Price, Run,
-    RunStatus, TransitionInfo,
+    AgentSpec, Billing, Budget, BudgetHold, Context, Cost, Execution, Matchup, ModelCall, ModelSettings, NodeRun,
+    NodeStatus, PendingStep, Price, Run, RunStatus, TransitionInfo,
 };
 
 /// The hard cap on node executions per run (§4.3).
@@ -107,6 +109,43 @@ pub enum Event {
         /// The paused node run.
         node_run_id: String,
     },
+    /// The server's model calls for the step of node run `node_run_id` answered it (a server-executed run, or a live
+    /// fan-out step of `test_workflow`): the answer goes to the node's executor as a host's would, and `calls` are
+    /// charged as reported.
+    ModelsAnswered {
+        /// The node run.
+        node_run_id: String,
+        /// The calls' answers, as the step's tool would carry them.
+        answer: Answer,
+        /// The calls made.
+        calls: Vec<ModelCall>,
+    },
+    /// A model call for node run `node_run_id` failed after its retries: the node fails as a failed script does.
+    ModelsFailed {
+        /// The node run.
+        node_run_id: String,
+        /// What went wrong.
+        error: String,
+        /// The calls that were made all the same (they cost what they cost).
+        calls: Vec<ModelCall>,
+    },
+    /// The next calls for node run `node_run_id` could take the tree past its budget: the run pauses until it is
+    /// raised.
+    BudgetExceeded {
+        /// The node run.
+        node_run_id: String,
+        /// Spent, limit and the calls' worst case.
+        hold: BudgetHold,
+    },
+    /// No provider serves the models of node run `node_run_id`'s step: the step is handed back to a host.
+    HandedBack {
+        /// The node run.
+        node_run_id: String,
+        /// Why the server cannot call.
+        reason: String,
+    },
+    /// The budget was raised: a run paused on it makes its calls again (checked against the budget once more).
+    BudgetRaised,
 }
 
 /// The host's answer to a pending step; the variant is the tool that sent it.
@@ -190,6 +229,9 @@ pub enum Effect {
         /// The process group.
         pid: u32,
     },
+    /// Call models for a step of a server-executed run, then apply [`Event::ModelsAnswered`] (or
+    /// [`Event::ModelsFailed`], [`Event::BudgetExceeded`]).
+    CallModels(ModelJob),
 }
 
 /// A child run to start for a subworkflow node.
@@ -261,6 +303,7 @@ pub fn apply(run: &Run, event: Event, env: &mut dyn Env) -> Result<Outcome, Reje
         records: Vec::new(),
         effects: Vec::new(),
         notice: None,
+        measured: false,
         env,
     };
     engine.handle(event)?;
@@ -319,6 +362,8 @@ struct Engine<'e> {
     records: Vec<NodeRun>,
     effects: Vec<Effect>,
     notice: Option<Rejection>,
+    /// The answer being applied came with the calls' reported usage, so the host's work is not estimated.
+    measured: bool,
     env: &'e mut dyn Env,
 }
 
@@ -357,6 +402,11 @@ impl Engine<'_> {
                 self.drive();
             }
             Event::RunnerLost => self.runner_lost()?,
+            Event::ModelsAnswered { node_run_id, answer, calls } => self.models_answered(&node_run_id, answer, calls)?,
+            Event::ModelsFailed { node_run_id, error, calls } => self.models_failed(&node_run_id, error, calls)?,
+            Event::BudgetExceeded { node_run_id, hold } => self.budget_exceeded(&node_run_id, hold)?,
+            Event::HandedBack { node_run_id, reason } => self.handed_back(&node_run_id, reason)?,
+            Event::BudgetRaised => self.budget_raised()?,
         }
         Ok(())
     }
@@ -412,19 +462,26 @@ impl Engine<'_> {
             started_at: now,
             completed_at: Some(now),
             cost: Cost::default(),
+            calls: Vec::new(),
         }
     }
 
-    /// Records the host's work on the open node run: tokens estimated from text length, priced by `model`.
+    /// Records the host's work on the open node run: tokens estimated from text length, priced by `model`. An
+    /// answer the server's calls made is charged from their reported usage instead.
     fn charge(&mut self, model: &str, prompt: &str, response: &str) {
+        if self.measured {
+            return;
+        }
         let input = prompt.chars().count().div_ceil(4) as i64;
         let output = response.chars().count().div_ceil(4) as i64;
-        let price = self.run.models.pricing.get(model).copied().unwrap_or_default();
+        let price = self.run.models.pricing.get(model);
         let cost = Cost {
-            metered_usd: 0.0,
-            subscription_usd: (input as f64 * price.input + output as f64 * price.output) / 1e6,
+            subscription_usd: price.map_or(0.0, |p| p.usd(input, output, 0, 0)),
             input_tokens: input,
             output_tokens: output,
+            subscription_calls: 1,
+            unpriced_calls: i64::from(price.is_none()),
+            ..Cost::default()
         };
         self.run.cost.add(cost);
         if let Some(open) = self.run.open.as_mut() {
@@ -467,6 +524,8 @@ impl Engine<'_> {
             iteration: open.iteration,
             attempt: open.attempts,
             workflow_id: self.run.workflow.id.clone(),
+            budget_exceeded: None,
+            handed_back: None,
         }
     }
 }

@@ -46,6 +46,7 @@ mod summaries;
 pub mod skills;
 pub mod source;
 pub mod sources;
+mod tool_args;
 pub mod tools;
 mod yaml_edit;
 
@@ -56,6 +57,7 @@ pub use service::check::{Linted, Validated};
 pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};
 pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::{Body, LintWarning, Service, Subject};
-pub use runs::Runs;
+pub use engine::{Budget, Execution};
+pub use runs::{Runs, StartOptions};
 pub use source::Source;
 pub use tools::RoscoeServer;

@@ -10,6 +10,8 @@
 //! waits on a human. The call's result comes from the tree its own writes kept up to date. [`prepare`] makes new
 //! runs; [`view`] shapes what the tools return.
 
+mod budget;
+mod calls;
 mod context_file;
 mod convert;
 mod drive;
@@ -19,16 +21,22 @@ mod lease;
 pub mod observe;
 mod processes;
 mod prepare;
+mod prices;
+mod providers;
 mod script_runner;
+mod server_runs;
+pub(crate) mod settings;
+mod start;
 #[cfg(target_os = "linux")]
 mod supervisor;
+mod test_live;
 mod test_runner;
 mod tree;
 mod view;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cairn_store::Store;
 use cairn_store::audit::{self, AuditRow};
@@ -48,6 +56,7 @@ use convert::SnapshotCache;
 use effects::Executor;
 use tree::Tree;
 
+pub use start::StartOptions;
 pub use test_runner::{TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
@@ -79,6 +88,10 @@ struct Inner {
     service: Service,
     snapshots: SnapshotCache,
     pid: u32,
+    /// Model calls this process may have in flight at once (`calls.concurrencyPerServer`).
+    server_slots: Arc<tokio::sync::Semaphore>,
+    /// Run trees (by root id) with model calls in flight here, and the switch that abandons them.
+    inflight: Mutex<HashMap<String, tokio::sync::watch::Sender<bool>>>,
 }
 
 /// What `list_runs` selects.
@@ -99,12 +112,16 @@ impl Runs {
     /// which are gone left behind.
     pub fn new(store: Store, service: Service) -> Self {
         context_file::sweep(service.home());
+        // The server-wide limit comes from the home's roscoe.yaml, read once.
+        let limits = settings::Settings::read(service.home(), None).map(|s| s.calls).unwrap_or_default();
         Runs {
             inner: Arc::new(Inner {
                 store,
                 service,
                 snapshots: SnapshotCache::default(),
                 pid: std::process::id(),
+                server_slots: Arc::new(tokio::sync::Semaphore::new(limits.per_server)),
+                inflight: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -129,7 +146,7 @@ impl Runs {
         input: Option<Value>,
         actor: &Actor,
     ) -> Result<Started, Error> {
-        self.start_workflow_for(scope, id, source, input, actor, None).await
+        self.start_workflow_with(scope, id, source, input, actor, StartOptions::default()).await
     }
 
     /// [`Runs::start_workflow`] for an MCP client named `client`: a workflow with fan-out nodes started by a host
@@ -143,34 +160,8 @@ impl Runs {
         actor: &Actor,
         client: Option<&str>,
     ) -> Result<Started, Error> {
-        let host = view::host(client);
-        let (prepared, row) = self.create_user_run(scope, id, source, input, actor, host.clone()).await?;
-        let run_id = row.id.clone();
-        let mut tree = Tree::new(&run_id, vec![row]);
-        self.drive(&run_id, Event::Start, &mut tree).await?;
-        let mut result = self.result(&tree, scope).await?;
-        if prepared.workflow.nodes.iter().any(|n| n.kind.is_fanout()) {
-            result.host_hint = result.host_hint.take().or_else(|| view::host_hint(&host));
-        }
-        let name = prepared.workflow.id.clone();
-        let description = prepared.workflow.description.clone();
-        let narration = format!(
-            "Running **{name}**{}. Follow along live: {}",
-            description
-                .as_deref()
-                .map(|d| format!(" — {d}"))
-                .unwrap_or_default(),
-            result.url
-        );
-        Ok(Started {
-            workflow: WorkflowInfo {
-                id: name.clone(),
-                name,
-                description,
-            },
-            narration,
-            result,
-        })
+        let options = StartOptions { client: client.map(str::to_owned), ..StartOptions::default() };
+        self.start_workflow_with(scope, id, source, input, actor, options).await
     }
 
     /// `get_run_status`: the tree's root, its deepest pending step and costs.
@@ -369,7 +360,13 @@ impl Runs {
         let mut tree = self.load_tree(scope, run_id).await?;
         let due = self.overdue(tree.rows()).await?;
         for lost in due.lost {
-            self.drive(&lost, Event::RunnerLost, &mut tree).await?;
+            // Another call may have settled it first; then there is nothing to do.
+            match self.drive(&lost, Event::RunnerLost, &mut tree).await {
+                Err(error) if !error.is_internal() => tree.mark_stale(),
+                done => {
+                    done?;
+                }
+            }
         }
         for (run_id, node_run_id) in due.timed_out {
             // Another caller may have answered or timed it out first; then there is nothing to do.
@@ -380,9 +377,10 @@ impl Runs {
         Ok(tree)
     }
 
-    /// [`Runs::drive_with`] the real effects ([`Executor`]).
+    /// [`Runs::drive_with`] the real effects ([`Executor`]); the model calls of server-executed runs go on in the
+    /// background, so the call returns while they are made.
     async fn drive(&self, run_id: &str, event: Event, tree: &mut Tree) -> Result<Option<Rejection>, Error> {
-        self.drive_with(run_id, event, &Executor, tree).await
+        self.drive_with(run_id, event, &Executor { background: true }, tree).await
     }
 
     /// The deep link of a run (§9.4).

@@ -44,6 +44,7 @@ mod move_workflow;
 mod rename_workflow;
 mod resume_run;
 mod retry_run;
+mod set_run_budget;
 mod search_docs;
 mod start_workflow;
 mod test_workflow;
@@ -63,7 +64,7 @@ use rmcp::model::{
 use rmcp::{ErrorData, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::actor::Actor;
@@ -73,6 +74,10 @@ use crate::runs::Runs;
 use crate::scope::Scope;
 use crate::service::{Body, Service};
 use crate::source::Source;
+pub(crate) use crate::tool_args::{
+    BodyWrite, BudgetArg, ExecutionArg, ScopeArgs, SourceArg, body_params, docs_params, run_params, scoped_params, source,
+    subject_params,
+};
 
 const INSTRUCTIONS: &str = "Roscoe workflow authoring: state-machine workflows in YAML, stored per project \
 (<git root>/.roscoe/workflows/<id>.yaml, the repo source) or for the user ($CAIRN_HOME/workflows/<id>.yaml, the global \
@@ -228,6 +233,7 @@ pub(crate) fn entries() -> Vec<ToolEntry<RoscoeServer>> {
         tool!(resume_run, RUN, call),
         tool!(cancel_run, RUN, call),
         tool!(retry_run, RUN, call),
+        tool!(set_run_budget, RUN, call),
         tool!(list_runs, READ, args),
         tool!(get_run_history, READ, args),
         tool!(test_workflow, RUN, call),
@@ -275,178 +281,6 @@ impl RoscoeServer {
             Err(error) => success(error.body()),
         }
     }
-}
-
-/// The scope inputs every tool takes (§3), copied out of its params.
-pub(crate) struct ScopeArgs {
-    cwd: Option<String>,
-    global: Option<bool>,
-}
-
-/// Declares the scope fields (`cwd`, `global`) on a params struct, with their docs.
-macro_rules! scoped_params {
-    ($(#[$meta:meta])* struct Params { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub(crate) struct Params {
-            /// Absolute path of the directory you are working in; its git root is the project. Pass this or
-            /// `global: true`, not both.
-            #[serde(default)]
-            cwd: Option<String>,
-            /// `true` to work on the global store only (no project). Pass this or `cwd`, not both.
-            #[serde(default)]
-            global: Option<bool>,
-            $($(#[$fmeta])* $field: $ty,)*
-        }
-
-        impl Params {
-            /// The scope inputs.
-            fn scope(&self) -> super::ScopeArgs {
-                super::ScopeArgs { cwd: self.cwd.clone(), global: self.global }
-            }
-        }
-    };
-}
-pub(crate) use scoped_params;
-
-/// Declares a docs tool's params struct: no scope fields (the docs are the same in every project), no unknown ones.
-macro_rules! docs_params {
-    ($(#[$meta:meta])* struct Params { $($body:tt)* }) => {
-        $(#[$meta])*
-        #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
-        #[serde(deny_unknown_fields)]
-        pub(crate) struct Params { $($body)* }
-    };
-}
-pub(crate) use docs_params;
-
-/// Declares the params of a tool that acts on one run: `run_id` (also read as `runId`) with the doc written on it,
-/// then the other fields as written; the scope fields come first, as [`scoped_params!`] puts them.
-macro_rules! run_params {
-    ($(#[$meta:meta])* struct Params {
-        $(#[$run:meta])* run_id: String,
-        $($(#[$fmeta:meta])* $field:ident: $ty:ty,)*
-    }) => {
-        $crate::tools::scoped_params! {
-            $(#[$meta])*
-            struct Params {
-                $(#[$run])*
-                #[serde(alias = "runId")]
-                run_id: String,
-                $($(#[$fmeta])* $field: $ty,)*
-            }
-        }
-    };
-}
-pub(crate) use run_params;
-
-/// Declares the params of a tool that checks one workflow, given as `config`, `yaml` or a stored `id` (with its
-/// `source`), followed by the fields written here; [`Params::subject`] is the workflow they name.
-macro_rules! subject_params {
-    ($(#[$meta:meta])* struct Params { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
-        $crate::tools::scoped_params! {
-            $(#[$meta])*
-            struct Params {
-                /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
-                #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-                #[serde(default)]
-                config: Option<serde_json::Value>,
-                /// The workflow as YAML text.
-                #[serde(default)]
-                yaml: Option<String>,
-                /// A stored workflow's id.
-                #[serde(default)]
-                id: Option<String>,
-                /// With `id`: its source (default: repo first).
-                #[serde(default)]
-                source: Option<$crate::tools::SourceArg>,
-                $($(#[$fmeta])* $field: $ty,)*
-            }
-        }
-
-        impl Params {
-            /// The workflow the arguments name: exactly one of `config`, `yaml`, `id`.
-            fn subject(self) -> Result<$crate::service::Subject, $crate::error::Error> {
-                $crate::service::Subject::from_inputs(self.config, self.yaml, self.id, $crate::tools::source(self.source))
-            }
-        }
-    };
-}
-pub(crate) use subject_params;
-
-/// Declares the params of a tool that writes a workflow: `id` and `source` with the docs written on them, and
-/// between them the workflow as `config` or `yaml`; the params convert into a [`BodyWrite`].
-macro_rules! body_params {
-    ($(#[$meta:meta])* struct Params {
-        $(#[$id:meta])* id: String,
-        $(#[$source:meta])* source: Option<SourceArg>,
-    }) => {
-        $crate::tools::scoped_params! {
-            $(#[$meta])*
-            struct Params {
-                $(#[$id])*
-                id: String,
-                /// The workflow as a JSON object (give this or `yaml`).
-                #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
-                #[serde(default)]
-                config: Option<serde_json::Value>,
-                /// The workflow as YAML text, written as given (give this or `config`).
-                #[serde(default)]
-                yaml: Option<String>,
-                $(#[$source])*
-                #[serde(default)]
-                source: Option<$crate::tools::SourceArg>,
-            }
-        }
-
-        impl From<Params> for $crate::tools::BodyWrite {
-            fn from(params: Params) -> Self {
-                $crate::tools::BodyWrite {
-                    scope: params.scope(),
-                    id: params.id,
-                    config: params.config,
-                    yaml: params.yaml,
-                    source: $crate::tools::source(params.source),
-                }
-            }
-        }
-    };
-}
-pub(crate) use body_params;
-
-/// What `create_workflow` and `update_workflow` are given: the scope, the workflow's id, its body as `config` or
-/// `yaml`, and the source.
-pub(crate) struct BodyWrite {
-    scope: ScopeArgs,
-    id: String,
-    config: Option<Value>,
-    yaml: Option<String>,
-    source: Option<Source>,
-}
-
-/// A workflow source as a tool input.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum SourceArg {
-    /// `<git root>/.roscoe/workflows/` of the project.
-    Repo,
-    /// `$CAIRN_HOME/workflows/`.
-    Global,
-}
-
-impl From<SourceArg> for Source {
-    fn from(source: SourceArg) -> Source {
-        match source {
-            SourceArg::Repo => Source::Repo,
-            SourceArg::Global => Source::Global,
-        }
-    }
-}
-
-/// An optional source input as the service's type.
-fn source(arg: Option<SourceArg>) -> Option<Source> {
-    arg.map(Source::from)
 }
 
 /// Parses `arguments` into `P`, or the `invalid_input` error result. Top-level camelCase names are read as their
@@ -572,6 +406,7 @@ impl Surface for RoscoeServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde::Deserialize;
 
     #[tokio::test]
     async fn every_tool_but_the_docs_tools_takes_the_scope() {

@@ -166,6 +166,9 @@ mod tests {
             updated_at: 1,
             started_by: None,
             exec_allowed: true,
+            execution: "host".into(),
+            budget: None,
+            usage: None,
             version: 0,
         }
     }

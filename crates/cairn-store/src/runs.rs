@@ -103,6 +103,12 @@ pub struct RunRow {
     pub started_by: Option<String>,
     /// Whether it may run `script` nodes: its starter held `roscoe:exec` (a child inherits its parent's).
     pub exec_allowed: bool,
+    /// Who runs its AI steps: `host` (handed back) or `server` (model providers).
+    pub execution: String,
+    /// JSON budget of the run tree (`{ usd?, tokens? }`), on the root.
+    pub budget: Option<String>,
+    /// JSON usage beyond the cost columns (cache tokens, calls by billing, unpriced calls).
+    pub usage: Option<String>,
     /// Bumped by every change.
     pub version: i64,
 }
@@ -150,7 +156,7 @@ const RUN_COLUMNS: &str = "id, project_id, project_root, root_run_id, parent_run
     source, kind, status, current_node_id, pending_step, awaiting_child_run_id, input, context, output, error, \
     error_code, host, owner_pid, lease_expires_at, attempt, total_cost_usd, metered_cost_usd, \
     subscription_equiv_cost_usd, billing_mode, input_tokens, output_tokens, started_at, completed_at, updated_at, \
-    started_by, exec_allowed, version";
+    started_by, exec_allowed, execution, budget, usage, version";
 
 /// A write transaction (`BEGIN IMMEDIATE` on SQLite).
 pub type Tx = crate::WriteTx;
@@ -247,6 +253,9 @@ fn bind_run<'q>(
         .bind(r.updated_at)
         .bind(&r.started_by)
         .bind(i64::from(r.exec_allowed))
+        .bind(&r.execution)
+        .bind(&r.budget)
+        .bind(&r.usage)
         .bind(r.version)
 }
 
@@ -292,6 +301,9 @@ fn run_from(row: &AnyRow) -> Result<RunRow, sqlx::Error> {
         updated_at: row.try_get("updated_at")?,
         started_by: row.try_get("started_by")?,
         exec_allowed: row.try_get::<i64, _>("exec_allowed")? != 0,
+        execution: row.try_get("execution")?,
+        budget: row.try_get("budget")?,
+        usage: row.try_get("usage")?,
         version: row.try_get("version")?,
     })
 }
@@ -441,6 +453,14 @@ pub async fn delete_run_tree(conn: &mut Connection, root_id: &str) -> Result<(),
     Ok(())
 }
 
+/// Runs whose AI steps the server runs (`execution = 'server'`) that are `running`: a process is calling models for
+/// them, or was until it stopped (the sweep of `cairn serve` resumes those whose process is gone).
+pub async fn running_server_runs(conn: &mut Connection) -> Result<Vec<RunRow>, Error> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM workflow_runs WHERE status = 'running' AND execution = 'server'");
+    let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await?;
+    Ok(rows.iter().map(run_from).collect::<Result<_, _>>()?)
+}
+
 /// Top-level test runs (`kind = 'test'`): id, owner process and start time, for the orphan sweep.
 pub async fn test_runs(conn: &mut Connection) -> Result<Vec<(String, Option<i64>, i64)>, Error> {
     let rows = sqlx::query(
@@ -501,6 +521,9 @@ mod tests {
             updated_at: started_at,
             started_by: None,
             exec_allowed: true,
+            execution: "host".into(),
+            budget: None,
+            usage: None,
             version: 0,
         }
     }
@@ -531,6 +554,7 @@ mod tests {
             cost_usd: None,
             input_tokens: None,
             output_tokens: None,
+            usage: None,
         }
     }
 
@@ -545,11 +569,16 @@ mod tests {
         let (_dir, store) = store().await;
         let mut tx = store.begin_write().await.unwrap();
         let mut row = run("r1", "p", 10);
+        row.status = "running".into();
+        row.execution = "server".into();
+        row.budget = Some(r#"{"usd":2.5}"#.into());
+        row.usage = Some(r#"{"cacheReadTokens":7}"#.into());
         insert_run(&mut tx, &row).await.unwrap();
         tx.commit().await.unwrap();
 
         let mut conn = store.read().await.unwrap();
         assert_eq!(get_run(&mut conn, "r1").await.unwrap(), Some(row.clone()));
+        assert_eq!(running_server_runs(&mut conn).await.unwrap(), vec![row.clone()]);
         drop(conn);
 
         row.status = "completed".into();
@@ -565,6 +594,7 @@ mod tests {
         tx.commit().await.unwrap();
         let mut conn = store.read().await.unwrap();
         assert_eq!(get_run(&mut conn, "r1").await.unwrap().unwrap().status, "completed");
+        assert!(running_server_runs(&mut conn).await.unwrap().is_empty(), "a finished run is nobody's to resume");
     }
 
     #[tokio::test]
@@ -612,6 +642,7 @@ mod tests {
         upsert_node_run(&mut tx, &first).await.unwrap();
         first.status = "completed".into();
         first.output = Some("{\"text\":\"x\"}".into());
+        first.usage = Some("{\"calls\":[]}".into());
         upsert_node_run(&mut tx, &first).await.unwrap();
         upsert_node_run(&mut tx, &node("k1", "kid", 1)).await.unwrap();
         append_event(&mut tx, "root", 1, 5, "status", "{}").await.unwrap();
@@ -621,6 +652,7 @@ mod tests {
         let nodes = node_runs(&mut conn, "root").await.unwrap();
         assert_eq!(nodes.iter().map(|n| n.id.as_str()).collect::<Vec<_>>(), ["n1", "n2"]);
         assert_eq!(nodes[0].status, "completed");
+        assert_eq!(nodes[0].usage.as_deref(), Some("{\"calls\":[]}"));
         assert_eq!(last_node_seq(&mut conn, "root").await.unwrap(), 2);
         assert_eq!(child_run_ids(&mut conn, "root").await.unwrap(), ["kid"]);
         assert_eq!(open_node_run(&mut conn, "root").await.unwrap().map(|n| n.id), Some("n2".to_owned()));
@@ -664,5 +696,6 @@ mod tests {
         filter.project_id = String::new();
         assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["c"]);
         assert_eq!(test_runs(&mut conn).await.unwrap(), vec![("t".to_owned(), None, 4)]);
+        assert!(running_server_runs(&mut conn).await.unwrap().is_empty(), "paused host runs are not the server's");
     }
 }

@@ -87,6 +87,7 @@ pub(crate) fn routes(web: Web) -> Router {
         .routes(routes!(runs::resume))
         .routes(routes!(runs::cancel))
         .routes(routes!(runs::retry))
+        .routes(routes!(runs::budget))
         .routes(routes!(docs::list))
         .routes(routes!(docs::search))
         .routes(routes!(docs::get))

@@ -45,6 +45,7 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/runs/{id}/resume", post(runs::resume))
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/retry", post(runs::retry))
+        .route("/runs/{id}/budget", post(runs::budget))
         .route("/open/runs/{id}", get(runs::open))
         .route("/work", get(work::board))
         .route("/work/items/{id}/claim", post(work::claim))

@@ -59,8 +59,16 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         None => None,
     };
     let roscoe = cairn_roscoe::Service::new(home);
+    let runs = cairn_roscoe::Runs::new(store.clone(), roscoe.clone());
+    // Server-executed runs whose process stopped mid-call make their calls again.
+    let resuming = runs.clone();
+    tokio::spawn(async move {
+        if let Err(error) = resuming.resume_server_runs().await {
+            tracing::warn!("could not resume server-executed runs: {error}");
+        }
+    });
     let app = App {
-        runs: cairn_roscoe::Runs::new(store.clone(), roscoe.clone()),
+        runs,
         roscoe,
         work: cairn_work::Service::new(store.clone()),
         sessions: Arc::new(DatabaseSessions::new(store.clone())),

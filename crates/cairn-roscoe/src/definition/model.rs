@@ -33,6 +33,12 @@ pub struct Workflow {
     pub outputs: Map<String, Value>,
     /// Defaults applied to every node (e.g. `model`).
     pub defaults: Map<String, Value>,
+    /// Who runs its AI steps when a start does not say: `host` or `server` (checked by the schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<String>,
+    /// Its runs' budget when a start does not give one: `{ usd?, tokens? }` (checked by the schema).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Value>,
     /// The nodes, in file order.
     pub nodes: Vec<Node>,
 }

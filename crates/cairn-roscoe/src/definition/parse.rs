@@ -191,6 +191,8 @@ fn build(id: String, value: &Value) -> Workflow {
         inputs,
         outputs: object(value, "outputs"),
         defaults: object(value, "defaults"),
+        execution: text(value, "execution"),
+        budget: value.get("budget").cloned(),
         nodes,
     }
 }

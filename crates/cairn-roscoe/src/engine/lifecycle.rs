@@ -124,10 +124,14 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Fails the running run whose process stopped (`runner_lost`); its node is not re-executed.
+    /// Fails the running run whose process stopped (`runner_lost`); its node is not re-executed — unless the
+    /// process was making model calls for a server-executed run, which are made again.
     pub(super) fn runner_lost(&mut self) -> Result<(), Rejection> {
         if self.run.status != RunStatus::Running {
             return Err(Rejection::new("not_running", "the run is not running"));
+        }
+        if self.call_again() {
+            return Ok(());
         }
         if let Some(open) = self.run.open.as_mut() {
             open.status = RunStatus::Failed;

@@ -129,7 +129,7 @@ impl Engine<'_> {
     }
 
     /// Feeds an answer to the executor of `node`.
-    fn submit(
+    pub(super) fn submit(
         &mut self,
         node: &Node,
         pending: &PendingStep,
@@ -170,10 +170,12 @@ impl Engine<'_> {
         }
     }
 
-    /// Applies what an executor decided: pause (again), wait, or finish the open node run.
-    fn settle(&mut self, step: Step) {
+    /// Applies what an executor decided: pause (again) — or, for a step the server executes, ask for its model
+    /// calls —, wait, or finish the open node run.
+    pub(super) fn settle(&mut self, step: Step) {
         match step {
             Step::Done(finish) => self.finish_open(finish),
+            Step::Pause(pending) if self.hand_to_server(&pending) => {}
             Step::Pause(pending) => {
                 if let Some(open) = self.run.open.as_mut() {
                     open.status = RunStatus::Paused;
@@ -334,6 +336,7 @@ impl Engine<'_> {
             started_at: self.env.now(),
             completed_at: None,
             cost: Cost::default(),
+            calls: Vec::new(),
         }
     }
 

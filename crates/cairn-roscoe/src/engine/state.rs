@@ -96,13 +96,32 @@ pub struct ModelSettings {
     pub pricing: BTreeMap<String, Price>,
 }
 
-/// A model's price per million tokens.
+/// A model's price in USD per million tokens.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Price {
     /// Input tokens.
     pub input: f64,
     /// Output tokens.
     pub output: f64,
+    /// Input tokens read from the prompt cache (default: a tenth of `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<f64>,
+    /// Input tokens written to the prompt cache (default: 1.25 × `input`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+}
+
+impl Price {
+    /// The USD of a call's reported usage: `input_tokens` counts every input token, cache reads and writes
+    /// included, each kind at its own price.
+    pub fn usd(&self, input_tokens: i64, output_tokens: i64, cache_read: i64, cache_write: i64) -> f64 {
+        let plain = (input_tokens - cache_read - cache_write).max(0) as f64;
+        let read = self.cache_read.unwrap_or(self.input * 0.1);
+        let write = self.cache_write.unwrap_or(self.input * 1.25);
+        (plain * self.input + cache_read as f64 * read + cache_write as f64 * write + output_tokens as f64 * self.output)
+            / 1e6
+    }
 }
 
 impl ModelSettings {
@@ -124,18 +143,31 @@ impl ModelSettings {
     }
 }
 
-/// Accumulated cost (§12).
+/// Accumulated cost (§12): USD split by who pays, tokens as reported (or estimated for the host's work), and how
+/// many calls made it — so the billing mode says what happened, and a call whose price is unknown is counted, never
+/// taken for free.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", default)]
 pub struct Cost {
     /// Billed to an API key by the server.
     pub metered_usd: f64,
-    /// List-price equivalent of host (subscription) work.
+    /// List-price equivalent of subscription work: the host's (estimated) and the `claude` CLI's (as it reports).
     pub subscription_usd: f64,
-    /// Input tokens.
+    /// Input tokens (cache reads and writes included).
     pub input_tokens: i64,
     /// Output tokens.
     pub output_tokens: i64,
+    /// Input tokens read from the provider's prompt cache.
+    pub cache_read_tokens: i64,
+    /// Input tokens written to the provider's prompt cache.
+    pub cache_creation_tokens: i64,
+    /// Model calls billed to an API key.
+    pub metered_calls: i64,
+    /// Steps answered by the host and `claude` CLI calls (subscription work).
+    pub subscription_calls: i64,
+    /// Calls whose USD cost is unknown (no price for their model): their tokens count, their cost is not in the USD
+    /// figures.
+    pub unpriced_calls: i64,
 }
 
 impl Cost {
@@ -145,18 +177,148 @@ impl Cost {
         self.subscription_usd += other.subscription_usd;
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
+        self.metered_calls += other.metered_calls;
+        self.subscription_calls += other.subscription_calls;
+        self.unpriced_calls += other.unpriced_calls;
+    }
+
+    /// The cost of one model call.
+    pub fn of_call(call: &ModelCall) -> Cost {
+        let usd = call.cost_usd.unwrap_or(0.0);
+        let metered = call.billing == Billing::Metered;
+        Cost {
+            metered_usd: if metered { usd } else { 0.0 },
+            subscription_usd: if metered { 0.0 } else { usd },
+            input_tokens: call.input_tokens,
+            output_tokens: call.output_tokens,
+            cache_read_tokens: call.cache_read_tokens,
+            cache_creation_tokens: call.cache_creation_tokens,
+            metered_calls: i64::from(metered),
+            subscription_calls: i64::from(!metered),
+            unpriced_calls: i64::from(call.cost_usd.is_none()),
+        }
+    }
+
+    /// Metered plus subscription USD.
+    pub fn total_usd(&self) -> f64 {
+        self.metered_usd + self.subscription_usd
+    }
+
+    /// Input plus output tokens.
+    pub fn total_tokens(&self) -> i64 {
+        self.input_tokens + self.output_tokens
     }
 
     /// `none`, `subscription`, `metered` or `mixed`.
     pub fn billing_mode(&self) -> &'static str {
-        let host = self.subscription_usd > 0.0 || self.input_tokens > 0;
-        match (host, self.metered_usd > 0.0) {
+        let subscription = self.subscription_calls > 0 || self.subscription_usd > 0.0;
+        let metered = self.metered_calls > 0 || self.metered_usd > 0.0;
+        match (subscription, metered) {
             (false, false) => "none",
             (true, false) => "subscription",
             (false, true) => "metered",
             (true, true) => "mixed",
         }
     }
+}
+
+/// Who runs a run's AI steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Execution {
+    /// They are handed back to the host (the MCP client that started the run).
+    #[default]
+    Host,
+    /// The server calls model providers for them.
+    Server,
+}
+
+impl Execution {
+    /// `host` or `server`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Execution::Host => "host",
+            Execution::Server => "server",
+        }
+    }
+
+    /// Parses `host` or `server`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Execution::Host, Execution::Server].into_iter().find(|e| e.as_str() == name)
+    }
+}
+
+/// How a model call is paid for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Billing {
+    /// Billed to an API key.
+    Metered,
+    /// Paid by a subscription (the `claude` CLI's login).
+    Subscription,
+}
+
+/// One model call the server made for a node run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelCall {
+    /// The model id.
+    pub model: String,
+    /// The provider that served it (`anthropic`, `claude-cli`, `openai`, or a name from `roscoe.yaml`).
+    pub provider: String,
+    /// Who pays.
+    pub billing: Billing,
+    /// Input tokens as reported (cache reads and writes included).
+    pub input_tokens: i64,
+    /// Output tokens as reported.
+    pub output_tokens: i64,
+    /// Cache reads as reported.
+    #[serde(default)]
+    pub cache_read_tokens: i64,
+    /// Cache writes as reported.
+    #[serde(default)]
+    pub cache_creation_tokens: i64,
+    /// USD: reported usage × `roscoe.yaml` price, or what the `claude` CLI reported; `None` when unknown.
+    pub cost_usd: Option<f64>,
+    /// From the first request to the answer, retries included.
+    pub latency_ms: i64,
+    /// Requests made (1 + retries).
+    pub attempts: u32,
+}
+
+/// A run tree's budget: at most this much USD and these many tokens over all its model calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Budget {
+    /// USD limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usd: Option<f64>,
+    /// Token limit (input + output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<i64>,
+}
+
+/// Why a server-executed run paused before its next model calls: they could take its tree past its budget.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BudgetHold {
+    /// `budget_exceeded`.
+    pub code: String,
+    /// What happened and how to continue.
+    pub message: String,
+    /// The tree's budget.
+    pub limit: Budget,
+    /// USD spent so far by the tree.
+    pub spent_usd: f64,
+    /// Tokens spent so far by the tree.
+    pub spent_tokens: i64,
+    /// The worst case of the calls about to be made; `None` when it cannot be known (then it never fits a USD
+    /// budget).
+    pub next_usd: Option<f64>,
+    /// Their worst case in tokens; `None` when unknown.
+    pub next_tokens: Option<i64>,
 }
 
 /// One run: its identity, its snapshotted workflow and where it is.
@@ -195,6 +357,8 @@ pub struct Run {
     /// Whether it may run `script` nodes (its starter held `roscoe:exec`); the engine carries it, the runs layer
     /// acts on it.
     pub exec_allowed: bool,
+    /// Who runs its AI steps (a child run: as its parent).
+    pub execution: Execution,
     /// Status.
     pub status: RunStatus,
     /// The node the run is at (after a failure: the node that failed).
@@ -268,6 +432,8 @@ pub struct NodeRun {
     pub completed_at: Option<i64>,
     /// Cost of this node run.
     pub cost: Cost,
+    /// The model calls the server made for it.
+    pub calls: Vec<ModelCall>,
 }
 
 /// One transition of a pending step's node, for the host to show.
@@ -363,4 +529,10 @@ pub struct PendingStep {
     pub attempt: u32,
     /// The owning run's workflow.
     pub workflow_id: String,
+    /// Set while a server-executed run waits for a larger budget before making this step's calls.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub budget_exceeded: Option<BudgetHold>,
+    /// Set when the server was to run this AI step but no provider serves its model: why, while it waits for a host.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub handed_back: Option<String>,
 }

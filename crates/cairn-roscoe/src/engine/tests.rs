@@ -45,6 +45,7 @@ fn run(yaml: &str, input: Value) -> Run {
         kind: "user".into(),
         started_by: None,
         exec_allowed: true,
+        execution: Execution::Host,
         status: RunStatus::Running,
         current_node: None,
         pending: None,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::definition::{self, Workflow};
-use crate::engine::{Context, Cost, ModelSettings, NodeRun, PendingStep, Run, RunStatus};
+use crate::engine::{Context, Cost, Execution, ModelCall, ModelSettings, NodeRun, PendingStep, Run, RunStatus};
 
 /// A decoded snapshot.
 type Decoded = (Arc<Workflow>, Arc<ModelSettings>);
@@ -95,6 +95,7 @@ pub(crate) fn run_from_row(
         kind: row.kind.clone(),
         started_by: row.started_by.clone(),
         exec_allowed: row.exec_allowed,
+        execution: Execution::from_name(&row.execution).unwrap_or_default(),
         status,
         current_node: row.current_node_id.clone(),
         pending,
@@ -104,12 +105,7 @@ pub(crate) fn run_from_row(
         output: json_or_null(row.output.as_deref()),
         error: row.error.clone(),
         error_code: row.error_code.clone(),
-        cost: Cost {
-            metered_usd: row.metered_cost_usd,
-            subscription_usd: row.subscription_equiv_cost_usd,
-            input_tokens: row.input_tokens,
-            output_tokens: row.output_tokens,
-        },
+        cost: run_cost(row),
         started_at: row.started_at,
         completed_at: row.completed_at,
         attempt: row.attempt.max(1) as u32,
@@ -134,10 +130,11 @@ pub(crate) fn run_to_row(run: &Run, base: &RunRow, now: i64) -> RunRow {
     row.error_code = run.error_code.clone();
     row.metered_cost_usd = run.cost.metered_usd;
     row.subscription_equiv_cost_usd = run.cost.subscription_usd;
-    row.total_cost_usd = run.cost.metered_usd + run.cost.subscription_usd;
+    row.total_cost_usd = run.cost.total_usd();
     row.billing_mode = run.cost.billing_mode().to_owned();
     row.input_tokens = run.cost.input_tokens;
     row.output_tokens = run.cost.output_tokens;
+    row.usage = Some(serde_json::to_string(&run.cost).expect("costs serialize"));
     row.completed_at = run.completed_at;
     row.attempt = i64::from(run.attempt);
     row.updated_at = now;
@@ -150,6 +147,7 @@ pub(crate) fn run_to_row(run: &Run, base: &RunRow, now: i64) -> RunRow {
 
 /// A stored node run as the engine's [`NodeRun`].
 pub(crate) fn node_from_row(row: &NodeRunRow) -> NodeRun {
+    let usage: NodeUsage = row.usage.as_deref().and_then(|u| serde_json::from_str(u).ok()).unwrap_or_default();
     NodeRun {
         id: row.id.clone(),
         parent: row.parent_node_run_id.clone(),
@@ -172,13 +170,40 @@ pub(crate) fn node_from_row(row: &NodeRunRow) -> NodeRun {
         child_run_id: row.child_run_id.clone(),
         started_at: row.started_at,
         completed_at: row.completed_at,
-        cost: Cost {
-            metered_usd: 0.0,
+        cost: usage.cost.unwrap_or(Cost {
             subscription_usd: row.cost_usd.unwrap_or(0.0),
             input_tokens: row.input_tokens.unwrap_or(0),
             output_tokens: row.output_tokens.unwrap_or(0),
-        },
+            ..Cost::default()
+        }),
+        calls: usage.calls,
     }
+}
+
+/// The cost and model calls of a stored node run: its `usage`, else its cost columns.
+pub(crate) fn node_usage(row: &NodeRunRow) -> (Cost, Vec<ModelCall>) {
+    let node = node_from_row(row);
+    (node.cost, node.calls)
+}
+
+/// The cost of a stored run: its `usage` (rows written since usage was kept), else its cost columns.
+pub(crate) fn run_cost(row: &RunRow) -> Cost {
+    row.usage.as_deref().and_then(|u| serde_json::from_str(u).ok()).unwrap_or(Cost {
+        metered_usd: row.metered_cost_usd,
+        subscription_usd: row.subscription_equiv_cost_usd,
+        input_tokens: row.input_tokens,
+        output_tokens: row.output_tokens,
+        ..Cost::default()
+    })
+}
+
+/// What a node run's `usage` column holds: its cost and the model calls made for it.
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+struct NodeUsage {
+    #[serde(default)]
+    cost: Option<Cost>,
+    #[serde(default)]
+    calls: Vec<ModelCall>,
 }
 
 /// The row of a node run of `run_id`.
@@ -206,8 +231,12 @@ pub(crate) fn node_to_row(node: &NodeRun, run_id: &str) -> NodeRunRow {
         started_at: node.started_at,
         completed_at: node.completed_at,
         duration_ms: node.completed_at.map(|end| end - node.started_at),
-        cost_usd: Some(node.cost.subscription_usd + node.cost.metered_usd),
+        cost_usd: Some(node.cost.total_usd()),
         input_tokens: Some(node.cost.input_tokens),
         output_tokens: Some(node.cost.output_tokens),
+        usage: Some(
+            serde_json::to_string(&NodeUsage { cost: Some(node.cost), calls: node.calls.clone() })
+                .expect("usage serializes"),
+        ),
     }
 }

@@ -16,7 +16,9 @@ use super::processes::kill_later;
 use super::tree::Tree;
 use super::Runs;
 use crate::clock::{self, now_ms};
-use crate::engine::{self, ChildJob, Effect, Event, Outcome, Rejection, Run, RunStatus, ScriptJob, ScriptResult};
+use crate::engine::{
+    self, ChildJob, Effect, Event, ModelJob, Outcome, Rejection, Run, RunStatus, ScriptJob, ScriptResult,
+};
 use crate::error::Error;
 
 /// What carries out the effects of a step that reach outside the run: production's `Executor` (`effects.rs`), or
@@ -28,6 +30,10 @@ pub(super) trait EffectRunner: Sync {
     /// Starts the child run of subworkflow `job` of `run`: the next event, and the run it is for (the child's
     /// `Start`, or the parent's `ChildFinished` when there is no child to run).
     fn start_child(&self, runs: &Runs, run: &Run, job: &ChildJob) -> impl Future<Output = Result<(String, Event), Error>> + Send;
+
+    /// Makes the model calls of `job` for `run`: the event that applies their outcome to `run`, or `None` when there
+    /// is none to apply here (the run stopped meanwhile, or the calls go on in the background).
+    fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> impl Future<Output = Option<Event>> + Send;
 }
 
 impl Runs {
@@ -81,6 +87,11 @@ impl Runs {
                         },
                     )),
                     Effect::Kill { pid } => kill_later(*pid, &outcome.run.id),
+                    Effect::CallModels(job) => {
+                        if let Some(event) = effects.call_models(self, &outcome.run, job).await {
+                            queue.push_back((id.clone(), event));
+                        }
+                    }
                 }
             }
         }
@@ -92,6 +103,11 @@ impl Runs {
     pub(super) async fn step(&self, run_id: &str, event: Event) -> Result<(Outcome, RunRow), Error> {
         let mut tx = rows::begin(&self.inner.store).await?;
         let row = rows::lock_run(&mut tx, run_id).await?.ok_or_else(Error::run_not_found)?;
+        if event == Event::RunnerLost && !self.is_lost(&row) {
+            // Another call found the runner lost first, and the run has a runner again (a server run calling anew).
+            rows::rollback(tx).await?;
+            return Err(Error::refused("stale_step", "the run has a runner again"));
+        }
         let open = rows::open_node_run(&mut tx, run_id).await?;
         let run = run_from_row(&row, open.as_ref(), &self.inner.snapshots)?;
         let outcome = match engine::apply(&run, event, &mut SystemEnv) {
@@ -162,7 +178,8 @@ impl Runs {
             written.push(self.persist(&mut tx, row, &outcome).await?);
         }
         rows::commit(tx).await?;
-        self.inner.store.changes().committed(Change::Run(root_id));
+        self.inner.store.changes().committed(Change::Run(root_id.clone()));
+        self.abandon_calls(&root_id);
         tree.locked(locked);
         for row in written {
             tree.wrote(row);

@@ -1,9 +1,13 @@
 //! The effects of a step that reach outside the run, as every run but a test carries them out ([`Executor`], the
 //! production [`EffectRunner`]): a script runs as its own process group ([`script_runner`]) under a lease this
 //! process renews, with its retries, and only in a run whose starter may run scripts; a subworkflow node's child run
-//! is created from the workflow it names, then started. Server-side model calls are the next effect to come here.
+//! is created from the workflow it names, then started; the model calls of a server-executed run's AI step are made
+//! ([`calls`](super::calls)) — in a task of their own when the drive is a request's (`background`), which then goes
+//! on driving the run after the calls, so the request returns while they are made.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -16,12 +20,16 @@ use super::prepare::{Starter, run_scope};
 use super::processes::kill_later;
 use super::script_runner;
 use super::{Runs, lease};
-use crate::engine::{ChildJob, Event, Run, RunStatus, ScriptJob, ScriptResult};
+use super::tree::Tree;
+use crate::engine::{ChildJob, Event, ModelJob, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
 use crate::source::Source;
 
-/// The real effects: scripts run, child runs created.
-pub(super) struct Executor;
+/// The real effects: scripts run, child runs created, models called.
+pub(super) struct Executor {
+    /// Whether model calls are made in a task of their own, which drives the run on afterwards.
+    pub(super) background: bool,
+}
 
 impl EffectRunner for Executor {
     async fn run_script(&self, runs: &Runs, run: &Run, job: &ScriptJob) -> Result<ScriptResult, Error> {
@@ -55,6 +63,36 @@ impl EffectRunner for Executor {
             Err(error) => Err(error),
         }
     }
+
+    async fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> Option<Event> {
+        if !self.background {
+            return runs.call_models(run, job).await;
+        }
+        // Whether the calls can be made at all (a provider, the budget) is settled in this call.
+        let ready = match runs.ready_calls(run, job).await {
+            Ok(ready) => ready,
+            Err(event) => return Some(event),
+        };
+        let (runs, run, job) = (runs.clone(), run.clone(), job.clone());
+        tokio::spawn(async move {
+            if let Some(event) = runs.make_calls(&run, &job, ready).await {
+                drive_on(runs, run, event).await;
+            }
+        });
+        None
+    }
+}
+
+/// Drives `run` on from `event` (the outcome of model calls made in the background), model calls included.
+fn drive_on(runs: Runs, run: Run, event: Event) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        let mut tree = Tree::unread(&run.root_run_id);
+        if let Err(error) = runs.drive_with(&run.id, event, &Executor { background: false }, &mut tree).await
+            && error.is_internal()
+        {
+            tracing::warn!("run {}: driving on after model calls failed: {error}", run.id);
+        }
+    })
 }
 
 impl Runs {
@@ -63,7 +101,9 @@ impl Runs {
         let cwd = self.script_cwd(run, job);
         // The group of the attempt running now (0 between attempts), for the lease renewal to stop.
         let group = Arc::new(AtomicU32::new(0));
-        let renewal = lease::renew(self.inner.store.clone(), run.id.clone(), i64::from(self.inner.pid), group.clone());
+        let (lost_group, lost_run) = (group.clone(), run.id.clone());
+        let on_lost = move || kill_later(lost_group.load(Ordering::Relaxed), &lost_run);
+        let renewal = lease::renew(self.inner.store.clone(), run.id.clone(), i64::from(self.inner.pid), on_lost);
         let mut attempts = 0;
         let mut wait = job.retry.backoff_ms as f64;
         let result = loop {
@@ -135,6 +175,7 @@ impl Runs {
         let mut row = self.new_run_row(&scope, &prepared, Some(&input), &starter, &parent.kind, Some(parent))?;
         row.id = job.child_run_id.clone();
         row.parent_node_run_id = Some(job.node_run_id.clone());
+        row.execution = parent.execution.as_str().to_owned();
         self.insert(&row).await
     }
 }

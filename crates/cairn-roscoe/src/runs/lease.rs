@@ -1,10 +1,9 @@
 //! Leases and lost runners: while a run executes (a script, most often) it is `running` under this process's id with
 //! a lease the process renews; a run whose process is gone, or whose lease ran out, has lost its runner. The next
-//! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — it is never re-executed.
+//! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — a script is never
+//! re-executed; the model calls of a server-executed run are made again instead (they change nothing outside the run).
 //! Human steps left unanswered past their node's `timeoutMs` fall due the same way.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use cairn_store::runs::{self as rows, RunRow};
@@ -70,7 +69,7 @@ impl Runs {
 
     /// Whether `row` runs under a process that is gone: another process on this machine that no longer exists
     /// (SQLite: one machine), or whose lease ran out.
-    fn is_lost(&self, row: &RunRow) -> bool {
+    pub(super) fn is_lost(&self, row: &RunRow) -> bool {
         if row.status != "running" {
             return false;
         }
@@ -87,10 +86,15 @@ impl Runs {
     }
 }
 
-/// Renews this process's (`pid`) lease on run `run_id` every [`RENEW_EVERY`] while a script of it runs, until
-/// aborted. Once the run is no longer this process's to run (cancelled, perhaps through another node), the script
-/// attempt running now (process group `group`, 0 between attempts) is stopped and the renewal ends.
-pub(super) fn renew(store: Store, run_id: String, pid: i64, group: Arc<AtomicU32>) -> tokio::task::JoinHandle<()> {
+/// Renews this process's (`pid`) lease on run `run_id` every [`RENEW_EVERY`] while it works on the run (a script, model
+/// calls), until aborted. Once the run is no longer this process's to run (cancelled, perhaps through another node),
+/// `on_lost` stops the work and the renewal ends.
+pub(super) fn renew(
+    store: Store,
+    run_id: String,
+    pid: i64,
+    on_lost: impl FnOnce() + Send + 'static,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(RENEW_EVERY).await;
@@ -98,7 +102,7 @@ pub(super) fn renew(store: Store, run_id: String, pid: i64, group: Arc<AtomicU32
             let renewed = rows::renew_lease(&mut tx, &run_id, pid, now_ms() + LEASE_MS).await;
             let _ = rows::commit(tx).await;
             if let Ok(false) = renewed {
-                processes::kill_later(group.load(Ordering::Relaxed), &run_id);
+                on_lost();
                 break;
             }
         }

@@ -9,12 +9,13 @@ use cairn_store::runs::{self as rows, RunRow};
 use serde_json::{Value, json};
 
 use super::lease::LEASE_MS;
-use super::{Runs, convert};
+use super::settings::Settings;
+use super::{Runs, convert, prices};
 use crate::actor::Actor;
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::now_ms;
 use crate::definition::{self, Workflow};
-use crate::engine::{self, ModelSettings, Price, Run, RunStatus};
+use crate::engine::{self, ModelSettings, Run, RunStatus};
 use crate::error::Error;
 use crate::scope::Scope;
 use crate::source::Source;
@@ -87,31 +88,16 @@ impl Runs {
         })
     }
 
-    /// The model settings of `scope`: the default model and aliases, and the prices of `roscoe.yaml` (the project's
-    /// over the home's).
+    /// The model settings of `scope`: the default model and aliases, and the prices — cairn's built-in Claude prices
+    /// with `roscoe.yaml`'s over them.
     pub(super) fn model_settings(&self, scope: &Scope) -> ModelSettings {
         let models = self.inner.service.models(scope).unwrap_or_else(|_| Models {
             default: BUILTIN_DEFAULT_MODEL.to_owned(),
             available: Vec::new(),
             aliases: Vec::new(),
         });
-        let mut pricing = std::collections::BTreeMap::new();
-        let mut files = vec![self.home().join("roscoe.yaml")];
-        if let Some(root) = scope.root() {
-            files.push(root.join("roscoe.yaml"));
-        }
-        for file in files {
-            let Ok(bytes) = crate::files::read_regular(&file, crate::sources::MAX_FILE_BYTES as u64) else { continue };
-            let Ok(text) = String::from_utf8(bytes) else { continue };
-            let Ok(doc) = cairn_yaml::parse(&text) else { continue };
-            if let Some(Value::Object(prices)) = doc.value.get("pricing") {
-                pricing.clear();
-                for (model, price) in prices {
-                    let read = |k: &str| price.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                    pricing.insert(model.clone(), Price { input: read("input"), output: read("output") });
-                }
-            }
-        }
+        // A roscoe.yaml that cannot be read has no prices of its own: the built-in ones apply.
+        let pricing = Settings::read(self.home(), scope.root()).map_or_else(|_| prices::builtin(), |s| s.pricing);
         ModelSettings {
             default: models.default,
             aliases: models.aliases.into_iter().collect(),
@@ -176,6 +162,9 @@ impl Runs {
             updated_at: now,
             started_by: starter.name.clone(),
             exec_allowed: starter.exec_allowed,
+            execution: "host".into(),
+            budget: None,
+            usage: None,
             version: 0,
         })
     }

@@ -5,8 +5,8 @@
 //! Mocks are keyed by node id (`<subworkflow node>/<child node>` inside child runs). A single mock answers every
 //! visit; a list answers visit *n* with element *n*−1. Scripts and subworkflow nodes may be mocked too: the test's
 //! effect runner (`Mocked`) answers them from their mock, and hands those without one to the real `Executor`.
-//! Fan-out nodes run on their mocks; without one they are refused up front unless `ANTHROPIC_API_KEY` is set (cairn
-//! never calls a model itself, so such a node then stops the test with `missing_mock` when reached).
+//! Fan-out nodes run on their mocks; without one they are refused up front unless a model provider serves the
+//! workflow's default model, and then run live (`test_live.rs`), as does every AI step inside a child run.
 
 use std::time::{Duration, Instant};
 
@@ -17,11 +17,13 @@ use serde_json::{Map, Value, json};
 use super::drive::EffectRunner;
 use super::effects::Executor;
 use super::prepare::{Prepared, Starter};
+use super::settings::Settings;
 use super::tree::Tree;
+use super::providers;
 use super::{Runs, view};
 use crate::actor::Actor;
 use crate::definition::{self, NodeType};
-use crate::engine::{Answer, ChildJob, Event, PendingStep, Run, RunStatus, ScriptJob, ScriptResult};
+use crate::engine::{Answer, ChildJob, Event, ModelJob, PendingStep, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
 use crate::scope::Scope;
 use crate::source::Source;
@@ -113,7 +115,7 @@ impl EffectRunner for Mocked<'_> {
     async fn run_script(&self, runs: &Runs, run: &Run, job: &ScriptJob) -> Result<ScriptResult, Error> {
         match self.mock(runs, run, &job.node_id).await? {
             Some(mock) => Ok(script_result(&mock, &job.success_codes)),
-            None => Executor.run_script(runs, run, job).await,
+            None => Executor { background: false }.run_script(runs, run, job).await,
         }
     }
 
@@ -122,11 +124,15 @@ impl EffectRunner for Mocked<'_> {
             Some(open) => self.mock(runs, run, &open.node_id).await?,
             None => None,
         };
-        let Some(mock) = mock else { return Executor.start_child(runs, run, job).await };
+        let Some(mock) = mock else { return Executor { background: false }.start_child(runs, run, job).await };
         let (status, output) = child_outcome(&mock);
         let error = (status != RunStatus::Completed).then(|| "mocked failure".to_owned());
         let child_run_id = job.child_run_id.clone();
         Ok((run.id.clone(), Event::ChildFinished { child_run_id, status, output, error, error_code: None }))
+    }
+
+    async fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> Option<Event> {
+        runs.call_models(run, job).await
     }
 }
 
@@ -231,9 +237,8 @@ impl Runs {
             }
             _ => return Err(fail("invalid_input", "pass exactly one of `id`, `config` or `yaml`".into())),
         };
-        let key = std::env::var_os("ANTHROPIC_API_KEY").is_some_and(|k| !k.is_empty());
         let doc = text.clone().ok().and_then(|t| cairn_yaml::parse(&t).ok());
-        if !key {
+        if !self.provider_for_default(scope, doc.as_ref()) {
             let Some(doc) = &doc else {
                 return Err(fail(
                     "fanout_in_test_mode_unsupported",
@@ -283,7 +288,16 @@ impl Runs {
         })
     }
 
-    /// Drives a test run, answering each pause from `mocks`; `Some(step)` when a step has no mock.
+    /// Whether a model provider serves the default model of the workflow `doc` (its `defaults.model`, else
+    /// `roscoe.yaml`'s), so its unmocked fan-out nodes can run live.
+    fn provider_for_default(&self, scope: &Scope, doc: Option<&cairn_yaml::Document>) -> bool {
+        let models = self.model_settings(scope);
+        let named = doc.and_then(|d| d.value.pointer("/defaults/model")).and_then(Value::as_str);
+        let model = models.resolve(named.unwrap_or(&models.default));
+        Settings::read(self.home(), scope.root()).is_ok_and(|settings| providers::serves(&settings, &model))
+    }
+
+    /// Drives a test run, answering each pause from `mocks` (or live); `Some(step)` when a step has no answer.
     async fn drive_test(&self, run_id: &str, mocks: &Map<String, Value>) -> Result<Option<PendingStep>, Error> {
         let mocked = Mocked { mocks };
         self.drive_with(run_id, Event::Start, &mocked, &mut Tree::unread(run_id)).await?;
@@ -300,7 +314,11 @@ impl Runs {
             };
             let key = format!("{}{}", self.mock_prefix(owner.parent_node_run_id.clone()).await?, step.node_id);
             match next(&step, mocks.get(&key)) {
-                Next::Missing(step) => return Ok(Some(step)),
+                Next::Missing(step) => {
+                    if !self.answer_live(owner, &step, &mocked).await? {
+                        return Ok(Some(step));
+                    }
+                }
                 Next::Answer(node_id, answer) => {
                     let event = Event::Answer { node_id: Some(node_id), answer };
                     if let Err(error) = self.drive_with(&owner.id, event, &mocked, &mut Tree::unread(run_id)).await {

@@ -6,7 +6,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::clock::rfc3339;
-use crate::engine::PendingStep;
+use super::convert::{node_usage, run_cost};
+use crate::engine::{Cost, PendingStep};
 
 /// The shared result of the run lifecycle tools.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -171,17 +172,10 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
         .and_then(|h| serde_json::from_str::<Value>(h).ok())
         .filter(|_| fanout)
         .and_then(|h| host_hint(&h));
-    let sum = |f: fn(&RunRow) -> f64| tree.iter().map(f).sum::<f64>();
-    let metered = sum(|r| r.metered_cost_usd);
-    let subscription = sum(|r| r.subscription_equiv_cost_usd);
-    let input_tokens = tree.iter().map(|r| r.input_tokens).sum();
-    let output_tokens = tree.iter().map(|r| r.output_tokens).sum();
-    let billing_mode = match (subscription > 0.0 || input_tokens > 0, metered > 0.0) {
-        (false, false) => "none",
-        (true, false) => "subscription",
-        (false, true) => "metered",
-        (true, true) => "mixed",
-    };
+    let mut cost = Cost::default();
+    for row in tree {
+        cost.add(run_cost(row));
+    }
     AdvanceResult {
         run_id: root.id.clone(),
         status: root.status.clone(),
@@ -199,12 +193,12 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
             .map(|id| json!({ "childRunId": id })),
         host_hint,
         extra: Map::new(),
-        total_cost_usd: metered + subscription,
-        metered_cost_usd: metered,
-        subscription_equiv_cost_usd: subscription,
-        billing_mode: billing_mode.to_owned(),
-        input_tokens,
-        output_tokens,
+        total_cost_usd: cost.total_usd(),
+        metered_cost_usd: cost.metered_usd,
+        subscription_equiv_cost_usd: cost.subscription_usd,
+        billing_mode: cost.billing_mode().to_owned(),
+        input_tokens: cost.input_tokens,
+        output_tokens: cost.output_tokens,
     }
 }
 
@@ -254,12 +248,18 @@ pub(crate) fn run_value(row: &RunRow, children: Vec<String>) -> Value {
         "childRunIds": children,
         "awaitingChild": row.awaiting_child_run_id.as_ref().map(|id| json!({ "childRunId": id })),
         "currentNodeId": row.current_node_id,
+        "execution": row.execution,
+        "budget": parsed(&row.budget),
+        "cost": cost_value(&run_cost(row)),
     })
 }
 
 /// Node runs as nested values: the top level in execution order, each with its `children`.
 pub(crate) fn node_values(nodes: &[NodeRunRow]) -> Vec<Value> {
     fn value(n: &NodeRunRow, all: &[NodeRunRow]) -> Value {
+        let (cost, calls) = node_usage(n);
+        // The slowest call: the node waited for all of them, made at once.
+        let latency = calls.iter().map(|c| c.latency_ms).max();
         let children: Vec<Value> = all
             .iter()
             .filter(|c| c.parent_node_run_id.as_deref() == Some(n.id.as_str()))
@@ -286,6 +286,9 @@ pub(crate) fn node_values(nodes: &[NodeRunRow]) -> Vec<Value> {
             "costUsd": n.cost_usd,
             "inputTokens": n.input_tokens,
             "outputTokens": n.output_tokens,
+            "cost": cost_value(&cost),
+            "calls": calls,
+            "latencyMs": latency,
             "children": children,
         })
     }
@@ -294,6 +297,21 @@ pub(crate) fn node_values(nodes: &[NodeRunRow]) -> Vec<Value> {
         .filter(|n| n.parent_node_run_id.is_none())
         .map(|n| value(n, nodes))
         .collect()
+}
+
+/// A cost as run and node values show it: USD split by billing, tokens, calls, and calls without a known price.
+pub(crate) fn cost_value(cost: &Cost) -> Value {
+    json!({
+        "totalCostUsd": cost.total_usd(),
+        "meteredCostUsd": cost.metered_usd,
+        "subscriptionEquivCostUsd": cost.subscription_usd,
+        "billingMode": cost.billing_mode(),
+        "inputTokens": cost.input_tokens,
+        "outputTokens": cost.output_tokens,
+        "cacheReadTokens": cost.cache_read_tokens,
+        "cacheCreationTokens": cost.cache_creation_tokens,
+        "unpricedCalls": cost.unpriced_calls,
+    })
 }
 
 pub(crate) fn history(row: &RunRow, children: Vec<String>, nodes: &[NodeRunRow], actions: &[AuditRow]) -> History {

@@ -4,7 +4,8 @@ use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
-use super::{RoscoeServer, SourceArg, object_tool, parse, source};
+use super::{BudgetArg, ExecutionArg, RoscoeServer, SourceArg, object_tool, parse, source};
+use crate::runs::StartOptions;
 
 super::scoped_params! {
     /// `start_workflow` arguments.
@@ -18,6 +19,13 @@ super::scoped_params! {
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         input: Option<Value>,
+        /// Who runs its AI steps: `host` (handed back to you, the default) or `server` (the server calls its model
+        /// providers; the run goes on by itself — follow it with get_run_status).
+        #[serde(default)]
+        execution: Option<ExecutionArg>,
+        /// The most the run (with its subworkflows) may spend on the server's model calls: `{ usd?, tokens? }`.
+        #[serde(default)]
+        budget: Option<BudgetArg>,
     }
 }
 
@@ -29,8 +37,9 @@ pub(crate) fn tool() -> Tool {
          pendingStep?, output?, error?, …cost }`: send `narration` to the user, then answer the pending step with the \
          tool its type needs (ai_agent / ai_judge: advance_run; consensus: advance_consensus; round_robin: \
          advance_round_robin; map: advance_map; human: show it to the user and call resume_run only with their \
-         choice). `hostHint` says how to answer fan-out steps without subagents. Errors: not_found, invalid_config, \
-         integrity_error, invalid_input.",
+         choice). `hostHint` says how to answer fan-out steps without subagents. With `execution: \"server\"` the server \
+         answers the AI steps itself through its model providers (within `budget`) and the call returns while it \
+         does. Errors: not_found, invalid_config, integrity_error, invalid_input.",
     )
 }
 
@@ -45,7 +54,13 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     let actor = super::actor(call.access);
     server
         .run_runs(params.scope(), move |runs, scope| async move {
-            runs.start_workflow_for(&scope, &params.id, source, params.input, &actor, client.as_deref()).await
+            let options = StartOptions {
+                client,
+                execution: params.execution.map(Into::into),
+                budget: params.budget.map(Into::into),
+                wait: false,
+            };
+            runs.start_workflow_with(&scope, &params.id, source, params.input, &actor, options).await
         })
         .await
 }

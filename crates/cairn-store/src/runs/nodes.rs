@@ -58,11 +58,13 @@ pub struct NodeRunRow {
     pub input_tokens: Option<i64>,
     /// Tokens.
     pub output_tokens: Option<i64>,
+    /// JSON usage: the cost split by billing, cache tokens and each model call made.
+    pub usage: Option<String>,
 }
 
 const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_type, status, iteration, attempts, \
     phase, phase_state, model, input, output, error, event, warnings, child_run_id, started_at, completed_at, \
-    duration_ms, cost_usd, input_tokens, output_tokens";
+    duration_ms, cost_usd, input_tokens, output_tokens, usage";
 
 /// Inserts or replaces a node run.
 pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<(), Error> {
@@ -70,7 +72,7 @@ pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<()
         NODE_COLUMNS.split(", ").skip(1).map(|column| format!("{column} = excluded.{column}")).collect();
     let sql = format!(
         "INSERT INTO node_runs ({NODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
-         $15, $16, $17, $18, $19, $20, $21, $22, $23, $24) ON CONFLICT (id) DO UPDATE SET {}",
+         $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT (id) DO UPDATE SET {}",
         updates.join(", ")
     );
     sqlx::query(AssertSqlSafe(sql))
@@ -98,6 +100,7 @@ pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<()
         .bind(n.cost_usd)
         .bind(n.input_tokens)
         .bind(n.output_tokens)
+        .bind(&n.usage)
         .execute(conn)
         .await?;
     Ok(())
@@ -129,6 +132,7 @@ fn node_from(row: &AnyRow) -> Result<NodeRunRow, sqlx::Error> {
         cost_usd: row.try_get("cost_usd")?,
         input_tokens: row.try_get("input_tokens")?,
         output_tokens: row.try_get("output_tokens")?,
+        usage: row.try_get("usage")?,
     })
 }
 

@@ -9,6 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use cairn_roscoe::runs::ListRuns;
+use cairn_roscoe::{Execution, StartOptions};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -50,6 +51,38 @@ pub(crate) struct StartBody {
     /// Run inputs.
     #[schema(value_type = Option<Object>)]
     input: Option<Value>,
+    /// Who runs its AI steps: `server` (the default here: the server calls its model providers) or `host` (left for
+    /// an MCP host to answer).
+    execution: Option<ExecutionArg>,
+    /// The most the run tree may spend on model calls: `{ usd?, tokens? }` (default: the workflow's, else
+    /// `roscoe.yaml`'s).
+    budget: Option<BudgetBody>,
+}
+
+/// Who runs a run's AI steps.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ExecutionArg {
+    /// Handed back to an MCP host.
+    Host,
+    /// Run by the server through its model providers.
+    Server,
+}
+
+/// A budget: at most `usd` and `tokens` (input + output) over all model calls of a run tree.
+#[derive(Debug, Clone, Copy, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BudgetBody {
+    /// USD limit.
+    usd: Option<f64>,
+    /// Token limit.
+    tokens: Option<i64>,
+}
+
+impl From<BudgetBody> for cairn_roscoe::Budget {
+    fn from(b: BudgetBody) -> Self {
+        cairn_roscoe::Budget { usd: b.usd, tokens: b.tokens }
+    }
 }
 
 /// A human decision.
@@ -189,8 +222,32 @@ pub(crate) async fn start(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let (source, actor) = (body.source.map(Into::into), principal.actor());
-    let started = web.runs.start_workflow(&ws.scope, &body.workflow_id, source, body.input, &actor).await?;
+    let options = StartOptions {
+        execution: body.execution.map(|e| match e {
+            ExecutionArg::Host => Execution::Host,
+            ExecutionArg::Server => Execution::Server,
+        }),
+        budget: body.budget.map(Into::into),
+        ..StartOptions::default()
+    };
+    let started = web.runs.start_workflow_with(&ws.scope, &body.workflow_id, source, body.input, &actor, options).await?;
     Ok((StatusCode::CREATED, json(started)))
+}
+
+/// Sets the run tree's budget (`{ usd?, tokens? }`; a limit left out is removed); a run paused on its budget
+/// continues, checked against the new one.
+#[utoipa::path(post, path = "/api/runs/{id}/budget", tag = "runs", params(("id" = String, Path), ProjectQuery),
+    request_body = BudgetBody, responses((status = 200, body = Object), (status = 400, body = Object),
+        (status = 404, body = Object)))]
+pub(crate) async fn budget(
+    State(web): State<Web>,
+    principal: Principal,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectQuery>,
+    Json(body): Json<BudgetBody>,
+) -> Result<Json<Value>, ApiError> {
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    Ok(json(web.runs.set_budget(&ws.scope, &id, body.into(), &principal.actor()).await?))
 }
 
 /// A person's decision at a pending human step (`resume_run`, decided by `web`).

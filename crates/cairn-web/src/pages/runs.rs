@@ -53,6 +53,18 @@ pub(crate) struct RunLive {
     started_by: String,
     /// Who did what to the run tree: starts, decisions, cancels, retries.
     actions: Vec<ActionView>,
+    /// The tree's model spend: `$0.001234 · 1200 in / 300 out tokens · metered`.
+    cost: String,
+    /// Why the run paused before its next model calls, while it waits for a larger budget.
+    budget_hold: Option<BudgetHold>,
+}
+
+/// A run paused on its budget: what it says, and the limits now.
+#[derive(Debug, Clone)]
+struct BudgetHold {
+    message: String,
+    usd: String,
+    tokens: String,
 }
 
 /// One recorded action on the run tree.
@@ -87,6 +99,8 @@ struct NodeView {
     children: Vec<NodeView>,
     /// Who made a human node's decision.
     decided_by: String,
+    /// The model calls the server made for it: `claude-sonnet-4-5 · 120 in / 40 out tokens · $0.000960 · 812 ms`.
+    calls: String,
 }
 
 #[derive(Template)]
@@ -148,7 +162,43 @@ fn node_view(n: &Value) -> NodeView {
         child_run_id: s("childRunId"),
         children: n["children"].as_array().map(|c| c.iter().map(node_view).collect()).unwrap_or_default(),
         decided_by: n["output"]["principal"].as_str().unwrap_or_default().to_owned(),
+        calls: calls_line(n),
     }
+}
+
+/// USD as the page shows it, or `unknown`.
+fn usd(value: &Value) -> String {
+    value.as_f64().map_or_else(|| "unknown".to_owned(), |usd| format!("${usd:.6}"))
+}
+
+/// A node's model calls in one line (empty when the server made none): models, tokens, cost, slowest call.
+fn calls_line(n: &Value) -> String {
+    let calls = n["calls"].as_array().cloned().unwrap_or_default();
+    if calls.is_empty() {
+        return String::new();
+    }
+    let mut models: Vec<&str> = calls.iter().filter_map(|c| c["model"].as_str()).collect();
+    models.dedup();
+    let cost = &n["cost"];
+    let unpriced = cost["unpricedCalls"].as_i64().unwrap_or(0) > 0;
+    format!(
+        "{} · {} call(s) · {} in / {} out tokens · {}{} · {} ms",
+        models.join(", "),
+        calls.len(),
+        cost["inputTokens"],
+        cost["outputTokens"],
+        usd(&cost["totalCostUsd"]),
+        if unpriced { " (some unpriced)" } else { "" },
+        n["latencyMs"]
+    )
+}
+
+/// The run tree's spend in one line.
+fn cost_line(status: &cairn_roscoe::runs::AdvanceResult) -> String {
+    format!(
+        "${:.6} · {} in / {} out tokens · {}",
+        status.total_cost_usd, status.input_tokens, status.output_tokens, status.billing_mode
+    )
 }
 
 /// Everything the live part shows, read through the run facade.
@@ -160,6 +210,12 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
     let run = &history.run;
     let run_status = run["status"].as_str().unwrap_or_default().to_owned();
     let top_level = run["parentRunId"].is_null();
+    let cost = cost_line(&status);
+    let budget_hold = status.pending_step.as_ref().and_then(|p| p.budget_exceeded.as_ref()).map(|hold| BudgetHold {
+        message: hold.message.clone(),
+        usd: hold.limit.usd.map(|u| u.to_string()).unwrap_or_default(),
+        tokens: hold.limit.tokens.map(|t| t.to_string()).unwrap_or_default(),
+    });
     let pending = status.pending_step.filter(|_| matches!(run_status.as_str(), "paused" | "running")).map(|p| Pending {
         node_id: p.node_id,
         node_type: p.node_type,
@@ -192,6 +248,8 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
                 ActionView { at: s("at"), action: s("action"), principal: s("principal"), via: s("via") }
             })
             .collect(),
+        cost,
+        budget_hold,
     };
     Ok((live, graph))
 }
@@ -278,6 +336,40 @@ pub(crate) async fn resume(
     let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
     let node_id = Some(form.node_id).filter(|n| !n.is_empty());
     web.runs.resume(&ws.scope, &id, node_id, form.transition, comment, &visit.actor()?).await?;
+    back(&id, &ws)
+}
+
+/// The budget form: new limits, empty for none.
+#[derive(Debug, Deserialize)]
+pub(crate) struct BudgetForm {
+    csrf: String,
+    #[serde(default)]
+    usd: String,
+    #[serde(default)]
+    tokens: String,
+}
+
+/// `POST /runs/{id}/budget`: raises the run tree's budget; a run paused on it continues.
+pub(crate) async fn budget(
+    State(web): State<Web>,
+    visit: Visit,
+    Path(id): Path<String>,
+    Query(q): Query<ProjectParam>,
+    Form(form): Form<BudgetForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &visit.headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let bad = |what: &str| cairn_roscoe::Error::InvalidInput(format!("the budget's {what} must be a number, 0 or more"));
+    let usd = match form.usd.trim() {
+        "" => None,
+        text => Some(text.parse::<f64>().map_err(|_| bad("USD"))?),
+    };
+    let tokens = match form.tokens.trim() {
+        "" => None,
+        text => Some(text.parse::<i64>().map_err(|_| bad("tokens"))?),
+    };
+    let budget = cairn_roscoe::Budget { usd, tokens };
+    web.runs.set_budget(&ws.scope, &id, budget, &visit.actor()?).await?;
     back(&id, &ws)
 }
 

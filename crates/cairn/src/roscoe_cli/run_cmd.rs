@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use cairn_roscoe::{Scope, Source};
+use cairn_roscoe::{Budget, Scope, Source, StartOptions};
 use clap::Args;
 use serde_json::Value;
 
@@ -30,6 +30,11 @@ pub struct RunArgs {
     /// One input value, `key=value` (repeatable; the value is read as JSON when it is JSON, else as text).
     #[arg(short = 'i', value_name = "KEY=VALUE")]
     pub values: Vec<String>,
+    /// The most the run may spend on model calls, in USD: before a call that could pass it the run pauses
+    /// (exit 3) until the budget is raised (`set_run_budget`, the run page). Default: the workflow's `budget`, else
+    /// roscoe.yaml's.
+    #[arg(long, value_name = "USD", value_parser = budget_usd)]
+    pub budget_usd: Option<f64>,
     /// Return at once with the run id; the run is driven in the background until it ends or waits.
     #[arg(long)]
     pub detach: bool,
@@ -43,10 +48,11 @@ pub(super) async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<()> {
     let input = run_input(args.input.as_deref(), &args.values)?;
     let source = args.source.as_deref().map(str::parse::<Source>).transpose().map_err(|e| Exit::usage(e.to_string()))?;
     if args.detach {
-        return detach(ctx, &args.workflow, args.source.as_deref(), input);
+        return detach(ctx, &args, input);
     }
     drive::take_ctrl_c();
-    let created = ctx.runs.create_run(&ctx.scope, &args.workflow, source, input, &ctx.actor).await;
+    let options = StartOptions { budget: args.budget_usd.map(|usd| Budget { usd: Some(usd), tokens: None }), ..StartOptions::default() };
+    let created = ctx.runs.create_run(&ctx.scope, &args.workflow, source, input, &ctx.actor, &options).await;
     if args.worker {
         return work(ctx, created).await;
     }
@@ -81,16 +87,19 @@ async fn work(ctx: &Ctx, created: Result<String, cairn_roscoe::Error>) -> anyhow
 }
 
 /// Starts the worker in a session of its own and prints the run id it answers.
-fn detach(ctx: &Ctx, workflow: &str, source: Option<&str>, input: Option<Value>) -> anyhow::Result<()> {
+fn detach(ctx: &Ctx, args: &RunArgs, input: Option<Value>) -> anyhow::Result<()> {
     let exe = std::env::current_exe()?;
     let mut command = std::process::Command::new(exe);
-    command.args(["roscoe", "run", workflow, "--worker", "--quiet"]);
+    command.args(["roscoe", "run", &args.workflow, "--worker", "--quiet"]);
     match &ctx.scope {
         Scope::Global => command.arg("--global"),
         Scope::Project { cwd, .. } => command.arg("--cwd").arg(cwd),
     };
-    if let Some(source) = source {
+    if let Some(source) = &args.source {
         command.args(["--source", source]);
+    }
+    if let Some(usd) = args.budget_usd {
+        command.args(["--budget-usd", &usd.to_string()]);
     }
     if let Some(input) = input {
         command.args(["--input", &input.to_string()]);
@@ -151,5 +160,13 @@ fn silence_stdout() {
         unsafe {
             libc::dup2(null.as_raw_fd(), 1);
         }
+    }
+}
+
+/// A `--budget-usd` value: a number of dollars, not negative.
+fn budget_usd(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd >= 0.0 => Ok(usd),
+        _ => Err(format!("'{text}' is not an amount of USD; give a number such as 0.50")),
     }
 }

@@ -1,7 +1,9 @@
 //! A local stand-in for the Anthropic Messages API, for tests that run a real host (Claude Code) or cairn's own model
 //! calls offline: `POST /v1/messages` answered by a scripted [`Model`], as one JSON message or, when the request asks
 //! for `stream: true`, as the Server-Sent Events the API sends (`message_start`, `content_block_*` with `text_delta`
-//! and `input_json_delta`, `message_delta`, `message_stop`). Every request body is kept for the test to inspect.
+//! and `input_json_delta`, `message_delta`, `message_stop`). Every request body is kept for the test to inspect, with
+//! the most requests it has answered at once and the requests whose caller hung up before the answer (a cancelled
+//! call, observed by the stand-in itself).
 
 #![allow(dead_code, reason = "each test binary that includes this file uses part of it")]
 
@@ -26,12 +28,34 @@ pub enum Block {
     ToolUse { name: String, input: Value },
 }
 
+/// The usage an answer reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    /// `input_tokens` (without the cache's).
+    pub input: u64,
+    /// `output_tokens`.
+    pub output: u64,
+    /// `cache_read_input_tokens`.
+    pub cache_read: u64,
+    /// `cache_creation_input_tokens`.
+    pub cache_creation: u64,
+}
+
+impl Usage {
+    /// Usage without cache tokens.
+    pub fn plain(input: u64, output: u64) -> Usage {
+        Usage { input, output, cache_read: 0, cache_creation: 0 }
+    }
+}
+
 /// What the stand-in answers to one request.
 #[derive(Debug, Clone)]
 pub enum Answer {
-    /// An assistant message of these blocks (stop reason `tool_use` when one calls a tool), after `delay`.
-    Message { blocks: Vec<Block>, input_tokens: u64, output_tokens: u64, delay: Duration },
-    /// An API error: `status` (429, 529, 500 …) with the API's error body and, for 429, `retry-after`.
+    /// An assistant message of these blocks (stop reason `tool_use` when one calls a tool), after `delay`, reporting
+    /// `usage`.
+    Message { blocks: Vec<Block>, usage: Usage, delay: Duration },
+    /// An API error: `status` (429, 529 overloaded, 500 …) with the API's error body and, when given, `retry-after`
+    /// in seconds.
     Error { status: u16, kind: &'static str, retry_after: Option<u64> },
 }
 
@@ -48,7 +72,23 @@ impl Answer {
 
     /// An answer of `blocks`.
     pub fn blocks(blocks: Vec<Block>) -> Answer {
-        Answer::Message { blocks, input_tokens: 100, output_tokens: 20, delay: Duration::ZERO }
+        Answer::Message { blocks, usage: Usage::plain(100, 20), delay: Duration::ZERO }
+    }
+
+    /// This answer reporting `usage` instead.
+    pub fn with_usage(self, usage: Usage) -> Answer {
+        match self {
+            Answer::Message { blocks, delay, .. } => Answer::Message { blocks, usage, delay },
+            error => error,
+        }
+    }
+
+    /// This answer after `delay`.
+    pub fn after(self, delay: Duration) -> Answer {
+        match self {
+            Answer::Message { blocks, usage, .. } => Answer::Message { blocks, usage, delay },
+            error => error,
+        }
     }
 }
 
@@ -138,6 +178,38 @@ struct Shared {
     model: Arc<dyn Model>,
     requests: Arc<Mutex<Vec<Value>>>,
     next_id: Arc<AtomicUsize>,
+    counts: Arc<Counts>,
+}
+
+/// Requests in flight, the most at once, and those abandoned by their caller.
+#[derive(Default)]
+struct Counts {
+    now: AtomicUsize,
+    most: AtomicUsize,
+    dropped: AtomicUsize,
+}
+
+/// Counts one request in flight; a request dropped before it answered (its caller hung up) counts as dropped.
+struct InFlight {
+    counts: Arc<Counts>,
+    answered: bool,
+}
+
+impl InFlight {
+    fn new(counts: &Arc<Counts>) -> InFlight {
+        let now = counts.now.fetch_add(1, Ordering::SeqCst) + 1;
+        counts.most.fetch_max(now, Ordering::SeqCst);
+        InFlight { counts: counts.clone(), answered: false }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.counts.now.fetch_sub(1, Ordering::SeqCst);
+        if !self.answered {
+            self.counts.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
 }
 
 /// A running stand-in; stops when dropped.
@@ -145,6 +217,7 @@ pub struct StandIn {
     /// `http://127.0.0.1:PORT` (what `ANTHROPIC_BASE_URL` is set to).
     pub base: String,
     requests: Arc<Mutex<Vec<Value>>>,
+    counts: Arc<Counts>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -158,23 +231,46 @@ impl StandIn {
     /// Starts a stand-in answering with `model` on a free loopback port.
     pub async fn start(model: impl Model) -> StandIn {
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let shared = Shared { model: Arc::new(model), requests: requests.clone(), next_id: Arc::new(AtomicUsize::new(1)) };
+        let counts = Arc::new(Counts::default());
+        let shared = Shared {
+            model: Arc::new(model),
+            requests: requests.clone(),
+            next_id: Arc::new(AtomicUsize::new(1)),
+            counts: counts.clone(),
+        };
         let app = Router::new().route("/v1/messages", post(messages)).with_state(shared);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let task = tokio::spawn(async move {
             axum::serve(listener, app).await.unwrap();
         });
-        StandIn { base, requests, task }
+        StandIn { base, requests, counts, task }
     }
 
     /// Every request body received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The most requests that were being answered at once.
+    pub fn most_at_once(&self) -> usize {
+        self.counts.most.load(Ordering::SeqCst)
+    }
+
+    /// How many requests their caller abandoned before the answer was sent.
+    pub fn dropped(&self) -> usize {
+        self.counts.dropped.load(Ordering::SeqCst)
+    }
 }
 
 async fn messages(State(shared): State<Shared>, body: axum::body::Bytes) -> Response {
+    let mut in_flight = InFlight::new(&shared.counts);
+    let response = answer(&shared, body).await;
+    in_flight.answered = true;
+    response
+}
+
+async fn answer(shared: &Shared, body: axum::body::Bytes) -> Response {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     shared.requests.lock().unwrap().push(body.clone());
     let stream = body["stream"] == true;
@@ -193,7 +289,7 @@ async fn messages(State(shared): State<Shared>, body: axum::body::Bytes) -> Resp
             }
             response
         }
-        Answer::Message { blocks, input_tokens, output_tokens, delay } => {
+        Answer::Message { blocks, usage, delay } => {
             tokio::time::sleep(delay).await;
             let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
             let content: Vec<Value> = blocks
@@ -207,8 +303,8 @@ async fn messages(State(shared): State<Shared>, body: axum::body::Bytes) -> Resp
                 })
                 .collect();
             let stop = if blocks.iter().any(|b| matches!(b, Block::ToolUse { .. })) { "tool_use" } else { "end_turn" };
-            let usage = json!({"input_tokens": input_tokens, "output_tokens": output_tokens,
-                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+            let usage = json!({"input_tokens": usage.input, "output_tokens": usage.output,
+                "cache_creation_input_tokens": usage.cache_creation, "cache_read_input_tokens": usage.cache_read});
             let message = json!({"id": format!("msg_{id:06}"), "type": "message", "role": "assistant", "model": model,
                 "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage});
             if stream { sse(&message) } else { axum::Json(message).into_response() }

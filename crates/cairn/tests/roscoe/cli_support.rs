@@ -25,6 +25,19 @@ pub struct Ran {
 }
 
 impl Ran {
+    /// Runs `command` to its end (within two minutes).
+    pub async fn of(mut command: tokio::process::Command) -> Ran {
+        let output = tokio::time::timeout(Duration::from_secs(120), command.output())
+            .await
+            .expect("roscoe ended within two minutes")
+            .expect("roscoe ran");
+        Ran {
+            code: output.status.code().expect("an exit code"),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
     /// Stdout as JSON.
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
@@ -36,15 +49,7 @@ impl Env {
     pub async fn roscoe(&self, dir: &Path, args: &[&str]) -> Ran {
         let mut command = self.cli(env!("CARGO_BIN_EXE_roscoe"), args);
         command.current_dir(dir).stdin(Stdio::null()).env_remove("NO_COLOR");
-        let output = tokio::time::timeout(Duration::from_secs(120), command.output())
-            .await
-            .expect("roscoe ended within two minutes")
-            .expect("roscoe ran");
-        Ran {
-            code: output.status.code().expect("an exit code"),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        }
+        Ran::of(command).await
     }
 }
 

@@ -5,8 +5,11 @@
 // Test helpers are shared between the modules of this one test binary.
 #![allow(unreachable_pub)]
 
+#[path = "../common/anthropic.rs"]
+mod anthropic;
 mod authoring;
 mod broken_files;
+mod cli_ai;
 mod cli_commands;
 mod cli_names;
 mod cli_run;

@@ -21,8 +21,8 @@ const TOOLS: [&str; 13] = [
     "get_workflow_diagram",
 ];
 
-/// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run`).
-const RUN_TOOLS: [&str; 12] = [
+/// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run` and `set_run_budget`).
+const RUN_TOOLS: [&str; 13] = [
     "start_workflow",
     "get_run_status",
     "advance_run",
@@ -32,6 +32,7 @@ const RUN_TOOLS: [&str; 12] = [
     "resume_run",
     "cancel_run",
     "retry_run",
+    "set_run_budget",
     "list_runs",
     "get_run_history",
     "test_workflow",
@@ -115,6 +116,7 @@ fn args_for(tool: &str) -> Value {
         "advance_run" => json!({"run_id": "r", "response": "x"}),
         "resume_run" => json!({"run_id": "r", "transition": "x"}),
         "advance_consensus" | "advance_map" => json!({"run_id": "r", "responses": []}),
+        "set_run_budget" => json!({"run_id": "r", "budget": {"usd": 1}}),
         "get_run_status" | "advance_round_robin" | "cancel_run" | "retry_run" | "get_run_history" => {
             json!({"run_id": "r"})
         }
