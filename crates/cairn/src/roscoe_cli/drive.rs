@@ -1,8 +1,8 @@
 //! The loop every command that moves a run shares (`run`, `runs resume`, `runs retry`, `runs watch`): do one facade
 //! call (start the run, answer its human step, retry it, or look at it), show its progress, and go on until the run
-//! completes, fails or waits — a human step is asked at the terminal when standard input is one, an AI step (which
-//! only a host agent answers until the server runs models itself) or an unanswered human step ends the command with
-//! exit 3 and what to do next. Ctrl-C while the run executes cancels it and waits for the cancel to land (a second
+//! completes, fails or waits — a human step is asked at the terminal when standard input is one; the AI steps are
+//! run by this command through the providers of `roscoe.yaml`; a run paused on its budget, an AI step no provider
+//! serves (handed back to a host agent) or an unanswered human step ends the command with exit 3 and what to do next. Ctrl-C while the run executes cancels it and waits for the cancel to land (a second
 //! Ctrl-C leaves at once); Ctrl-C at a question leaves the run paused; Ctrl-C while only watching leaves it alone.
 
 use std::io::IsTerminal;
@@ -177,10 +177,18 @@ fn waiting(ctx: &Ctx, result: &AdvanceResult) -> String {
             step.valid_transitions.join(", ")
         );
     }
+    if let Some(hold) = &step.budget_exceeded {
+        return format!(
+            "{mark} Run {id} is paused on its budget before step '{node}' ({}): {}\n  Raise the budget on the run's \
+             page ({url}) or with the set_run_budget tool; the run goes on from there.",
+            step.node_type, hold.message
+        );
+    }
+    let why = step.handed_back.as_deref().map(|reason| format!(" ({reason})")).unwrap_or_default();
     format!(
-        "{mark} Run {id} waits at step '{node}' ({}): an AI step, which a host agent answers over MCP (advance_run, \
-         runId {}) — this cairn does not run models on its own (no server execution yet).\n  Follow it in the web \
-         UI: {url}\n  Once the step is answered, continue here with `roscoe runs resume{flags} {id}`.",
+        "{mark} Run {id} waits at step '{node}' ({}): an AI step that no provider of this cairn serves{why}, so a host \
+         agent answers it over MCP (advance_run, runId {}).\n  Configure a provider (docs: roscoe-yaml) or follow it in \
+         the web UI: {url}\n  Once the step is answered, continue here with `roscoe runs resume{flags} {id}`.",
         step.node_type, step.run_id
     )
 }

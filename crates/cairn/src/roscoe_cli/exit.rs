@@ -12,7 +12,7 @@ Exit codes:
   0  success (`run`: the run completed)
   1  failure (`run`: the run failed or was cancelled, Ctrl-C included)
   2  usage error: bad arguments or input, unknown workflow or run
-  3  the run waits for a person, or for an AI step's answer
+  3  the run waits: for a person, for a larger budget, or for a host to answer an AI step no provider serves
   130  `runs watch` stopped with Ctrl-C (the run is left as it is)";
 
 /// The exit codes of `roscoe run` (and of `runs resume` / `retry` / `watch`), for its `--help`.
@@ -21,8 +21,8 @@ Exit codes:
   0  the run completed
   1  the run failed or was cancelled
   2  usage error: bad arguments or input, unknown workflow
-  3  the run waits for a person (a human step, when standard input is not a terminal) or for an AI step's answer;
-     answer it in the web UI or with `roscoe runs resume`
+  3  the run waits: for a person (a human step, when standard input is not a terminal), for its budget to be
+     raised, or for a host to answer an AI step no provider serves; go on in the web UI or with `roscoe runs resume`
 
 Ctrl-C while the run executes cancels it (its running script is stopped) and exits 1; Ctrl-C at a human step's
 question leaves the run paused and exits 3. With --detach the command returns at once with the run id and the run

@@ -67,7 +67,8 @@ async fn budget_usd_pauses_the_run_before_a_call_that_could_pass_it() {
     let paused = roscoe(&env, &model, &repo, &["run", "pipeline", "--budget-usd", "0", "--json"]).await;
     assert_eq!(paused.code, 3, "{paused:?}");
     let result = paused.json();
-    assert!(result.to_string().contains("budget"), "paused on its budget: {result}");
+    assert_eq!(result["pendingStep"]["budgetExceeded"]["code"], "budget_exceeded", "paused on its budget: {result}");
+    assert!(paused.stderr.contains("is paused on its budget before step 'notes'"), "{}", paused.stderr);
     assert!(model.requests().is_empty(), "no call made past the budget");
     let bad = roscoe(&env, &model, &repo, &["run", "pipeline", "--budget-usd", "lots"]).await;
     assert_eq!(bad.code, 2, "{bad:?}");

@@ -56,7 +56,7 @@ async fn an_ai_step_ends_the_command_with_exit_3_saying_what_it_waits_for() {
     assert_eq!(ran.code, 3, "{ran:?}");
     let stderr = &ran.stderr;
     assert!(stderr.contains("waits at step 'write' (ai_agent)"), "{stderr}");
-    assert!(stderr.contains("host agent") && stderr.contains("server execution"), "{stderr}");
+    assert!(stderr.contains("no provider of this cairn serves") && stderr.contains("host agent"), "{stderr}");
     assert!(stderr.contains("roscoe runs resume") && stderr.contains("/open/runs/"), "{stderr}");
     assert!(ran.stdout.is_empty(), "{ran:?}");
 }
