@@ -21,6 +21,7 @@ pub mod dialect;
 pub mod observe;
 pub mod runs;
 pub mod sessions;
+mod stats;
 mod write_tx;
 mod writer;
 #[cfg(test)]

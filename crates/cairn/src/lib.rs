@@ -8,6 +8,7 @@
 pub mod db_cli;
 pub mod deepwork_cli;
 pub mod home;
+pub mod logging;
 mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
@@ -20,6 +21,9 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, about)]
 pub struct Cli {
+    /// How to write log lines (on stderr): text, or json (one object a line). `RUST_LOG` filters them.
+    #[arg(long, global = true, value_enum, env = "CAIRN_LOG_FORMAT", default_value = "text", value_name = "FORMAT")]
+    pub log_format: logging::LogFormat,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -36,8 +40,8 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
-    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API, the web UI
-    /// and `/healthz`.
+    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API under
+    /// `/api`, the web UI, `/healthz` and `/metrics`.
     Serve(serve_cli::ServeArgs),
     /// Write cairn's MCP servers into a host's settings: claude (the plugin), codex, gemini or cursor.
     Setup(setup::SetupArgs),
@@ -63,11 +67,11 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Sends logs to stderr (stdout may be the stdio JSON-RPC channel). `RUST_LOG` picks the level; by default cairn
-/// logs at `info`, and the MCP library and Postgres's notices (such as "relation already exists, skipping" from every
-/// migration check) only their warnings.
+/// Sets up logging from `CAIRN_LOG_FORMAT` and `RUST_LOG` ([`logging`]), for the `deepwork` and `roscoe` entry names.
 pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn,sqlx::postgres::notice=warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+    let (format, warning) = logging::LogFormat::from_env();
+    logging::init(format);
+    if let Some(warning) = warning {
+        tracing::warn!("{warning}");
+    }
 }

@@ -4,8 +4,8 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cairn::init_tracing();
     let cli = cairn::Cli::parse();
+    cairn::logging::init(cli.log_format);
     match cairn::run(cli).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {

@@ -153,7 +153,7 @@ pub enum TokenCommand {
         #[arg(long, value_enum)]
         kind: KindArg,
         /// Scopes, comma-separated: mcp:read|write and decisions:read|write (work items), roscoe:read|write|run|exec,
-        /// deepwork:read|write, admin (docs/security.md says what each allows).
+        /// deepwork:read|write, metrics:read (/metrics), admin (docs/security.md says what each allows).
         #[arg(long)]
         scopes: String,
         /// When it stops working: an RFC 3339 time, or a span like `30d`, `12h`, `90m`.
