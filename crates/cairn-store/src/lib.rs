@@ -22,6 +22,7 @@ pub mod observe;
 pub mod runs;
 pub mod sessions;
 mod stats;
+pub mod transfer;
 mod write_tx;
 mod writer;
 #[cfg(test)]
@@ -80,6 +81,9 @@ pub enum Error {
     /// What was asked does not apply here (the message says what to do instead).
     #[error("{0}")]
     Unsupported(String),
+    /// Rows to import do not fit the database (nothing was written).
+    #[error("cannot import: {0}; nothing was imported")]
+    Import(String),
 }
 
 impl Error {

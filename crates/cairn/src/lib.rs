@@ -13,6 +13,7 @@ mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
 pub mod setup;
+pub mod transfer_cli;
 pub mod work_cli;
 
 use clap::{Parser, Subcommand};
@@ -40,6 +41,10 @@ pub enum Command {
         #[command(subcommand)]
         command: deepwork_cli::DeepworkCommand,
     },
+    /// Write the global workflows and every run as JSON lines (to move them to another machine or database).
+    Export(transfer_cli::ExportArgs),
+    /// Read what `cairn export` wrote into this home and database (all rows or none).
+    Import(transfer_cli::ImportArgs),
     /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API under
     /// `/api`, the web UI, `/healthz` and `/metrics`.
     Serve(serve_cli::ServeArgs),
@@ -61,6 +66,8 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Db(args) => db_cli::run(args).await,
         Command::Deepwork { command } => deepwork_cli::run(command).await,
         Command::Roscoe { command } => roscoe_cli::run(command).await,
+        Command::Export(args) => transfer_cli::export(args).await,
+        Command::Import(args) => transfer_cli::import(args).await,
         Command::Serve(args) => serve_cli::run(args).await,
         Command::Setup(args) => setup::run(args),
         Command::Work(args) => work_cli::run(args).await,

@@ -18,3 +18,5 @@ mod shutdown;
 mod slow_clients;
 #[path = "../common/slow_connections.rs"]
 mod slow_connections;
+mod support;
+mod transfer;

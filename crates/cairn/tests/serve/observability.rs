@@ -1,58 +1,18 @@
 //! What an operator sees of a full end-to-end session on `cairn serve --require-auth --log-format json`: a run
 //! driven to its end over MCP, a REST read and a race of eight claims on one item. `/metrics` needs `metrics:read`,
 //! parses as Prometheus text and its counters moved as the session did; every log line is JSON, the request and
-//! tool-call lines carry their spans' fields, and no line holds a token or its secret.
+//! tool-call lines carry their spans' fields, the run's events are logged, and no line holds a token or its secret.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::future::join_all;
 use prometheus_parse::{Scrape, Value as Sample};
-use rmcp::model::{CallToolRequestParams, CallToolResult};
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use tokio::process::Command;
 
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
-
-/// An agent step, then a person's decision.
-const SHIP: &str = "name: ship\ninitial: draft\nnodes:\n  draft:\n    type: ai_agent\n    config: { prompt: Write a haiku }\n    \
-    transitions: { success: ask }\n  ask:\n    type: human\n    config: { prompt: Ship it? }\n    \
-    transitions: { ship: $end, stop: $fail }\n";
-
-fn cairn(home: &std::path::Path, database: &TestDatabase) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.env("CAIRN_HOME", home).env_remove("CAIRN_TOKEN").env_remove("RUST_LOG").kill_on_drop(true);
-    database.apply(&mut command);
-    command
-}
-
-async fn token(home: &std::path::Path, database: &TestDatabase, principal: &str, scopes: &str) -> String {
-    let args = ["work", "token", "create", "--principal", principal, "--kind", "agent", "--scopes", scopes, "--format", "token"];
-    let output = cairn(home, database).args(args).output().await.unwrap();
-    assert!(output.status.success(), "token create: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8(output.stdout).unwrap().trim().to_owned()
-}
-
-async fn client(url: String, bearer: &str) -> RunningService<RoleClient, ()> {
-    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(bearer.to_owned());
-    ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize over HTTP")
-}
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
-    let Value::Object(args) = args else { panic!("arguments are an object") };
-    client.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args)).await.expect(tool)
-}
-
-async fn ok(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
-    let result = call(client, tool, args).await;
-    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
-    result.structured_content.expect("structured content")
-}
+use crate::support::{SHIP, cairn, call, client, ok, token};
 
 /// The value of the counter or gauge `metric` whose labels include `labels`; 0 when no such series exists yet.
 fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
@@ -172,6 +132,12 @@ async fn metrics_move_with_a_run_and_a_claim_race_and_json_logs_carry_spans_but_
     assert_eq!(span(start, "tool_call").unwrap()["principal"], "runner (agent)");
     assert_eq!(start["fields"]["outcome"], "ok");
     assert!(start["fields"]["duration_ms"].is_number(), "{start}");
+    let events: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["fields"]["message"] == "run event" && l["fields"]["run_id"] == run.as_str())
+        .filter_map(|l| l["fields"]["event"].as_str())
+        .collect();
+    assert!(events.len() >= 3, "the run's events are logged: {events:?}");
     for secret in [&runner, &scraper, &reader] {
         let tail = secret.rsplit('_').next().unwrap();
         assert!(!log.contains(secret.as_str()) && !log.contains(tail), "a token is in the log");
