@@ -17,31 +17,41 @@ use crate::database::TestDatabase;
 
 /// The ```sh blocks of `markdown`, in order.
 fn sh_blocks(markdown: &str) -> Vec<String> {
+    tagged_sh_blocks(markdown).into_iter().map(|(_, block)| block).collect()
+}
+
+/// The ```sh blocks of `markdown`, in order, each with what follows `sh` on its opening line (```sh postgres: `postgres`).
+pub fn tagged_sh_blocks(markdown: &str) -> Vec<(String, String)> {
     let mut blocks = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
+    let mut current: Option<(String, Vec<&str>)> = None;
     for line in markdown.lines() {
         let trimmed = line.trim();
         match &mut current {
-            None if trimmed == "```sh" => current = Some(Vec::new()),
-            Some(lines) if trimmed == "```" => {
-                blocks.push(lines.join("\n"));
+            None => {
+                if let Some(tag) = trimmed.strip_prefix("```sh").filter(|t| t.is_empty() || t.starts_with(' ')) {
+                    current = Some((tag.trim().to_owned(), Vec::new()));
+                }
+            }
+            Some((tag, lines)) if trimmed == "```" => {
+                blocks.push((std::mem::take(tag), lines.join("\n")));
                 current = None;
             }
-            Some(lines) => lines.push(trimmed),
-            None => {}
+            Some((_, lines)) => lines.push(trimmed),
         }
     }
     blocks
 }
 
-/// `bash -c block` with `cairn` (this build) first on `PATH`, in `home`.
-fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
+/// `bash -c block` with `cairn` (this build) first on `PATH`, `CAIRN_HOME` set to `home`, in the folder that holds
+/// `home` (where relative file names land).
+pub fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new("bash");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     command
         .args(["-euo", "pipefail", "-c", block])
         .env("PATH", path)
         .env("CAIRN_HOME", home)
+        .current_dir(home.parent().unwrap_or(home))
         .env_remove("CAIRN_DATABASE_URL")
         .env_remove("ROSCOE_PUBLIC_URL")
         .kill_on_drop(true);
@@ -49,7 +59,7 @@ fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
 }
 
 /// Runs `block` to its end; `database` is the `CAIRN_DATABASE_URL` the page says the shell has exported by then.
-async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
+pub async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
     let mut command = bash(block, bin, home);
     if let Some(url) = database {
         command.env("CAIRN_DATABASE_URL", url);

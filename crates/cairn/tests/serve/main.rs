@@ -13,6 +13,7 @@ mod backup;
 mod db;
 mod deploy_doc;
 mod endpoints;
+mod operations_doc;
 mod observability;
 mod shutdown;
 mod slow_clients;
