@@ -25,6 +25,10 @@ pub struct Cli {
     /// How to write log lines (on stderr): text, or json (one object a line). `RUST_LOG` filters them.
     #[arg(long, global = true, value_enum, env = "CAIRN_LOG_FORMAT", default_value = "text", value_name = "FORMAT")]
     pub log_format: logging::LogFormat,
+    /// Also send spans (HTTP requests, tool calls) as OpenTelemetry traces to this OTLP/HTTP collector,
+    /// `http://HOST:4318` (off when unset).
+    #[arg(long, global = true, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -74,11 +78,13 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Sets up logging from `CAIRN_LOG_FORMAT` and `RUST_LOG` ([`logging`]), for the `deepwork` and `roscoe` entry names.
-pub fn init_tracing() {
+/// Sets up logging from `CAIRN_LOG_FORMAT`, `RUST_LOG` and `OTEL_EXPORTER_OTLP_ENDPOINT` ([`logging`]), for the
+/// `deepwork` and `roscoe` entry names.
+pub fn init_tracing() -> Result<(), String> {
     let (format, warning) = logging::LogFormat::from_env();
-    logging::init(format);
+    logging::init(format, logging::otlp_from_env().as_deref())?;
     if let Some(warning) = warning {
         tracing::warn!("{warning}");
     }
+    Ok(())
 }

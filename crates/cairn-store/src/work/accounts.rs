@@ -98,15 +98,7 @@ pub async fn get_account<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -
         .bind(id)
         .fetch_optional(db)
         .await?;
-    row.map(|row| {
-        Ok(AccountRow {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            default_repository: row.try_get("default_repository")?,
-            created_at: row.try_get("created_at")?,
-        })
-    })
-    .transpose()
+    row.as_ref().map(account).transpose()
 }
 
 /// Every account, oldest first.
@@ -114,16 +106,16 @@ pub async fn list_accounts<'e, E: Executor<'e, Database = Any>>(db: E) -> Result
     let rows = sqlx::query("SELECT id, name, default_repository, created_at FROM work_accounts ORDER BY created_at, id")
         .fetch_all(db)
         .await?;
-    rows.iter()
-        .map(|row| {
-            Ok(AccountRow {
-                id: row.try_get("id")?,
-                name: row.try_get("name")?,
-                default_repository: row.try_get("default_repository")?,
-                created_at: row.try_get("created_at")?,
-            })
-        })
-        .collect()
+    rows.iter().map(account).collect()
+}
+
+fn account(row: &AnyRow) -> Result<AccountRow, Error> {
+    Ok(AccountRow {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        default_repository: row.try_get("default_repository")?,
+        created_at: row.try_get("created_at")?,
+    })
 }
 
 /// Sets an account's default repository; false when there is no such account.

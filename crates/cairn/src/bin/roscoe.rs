@@ -4,7 +4,10 @@ use clap::Parser;
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
-    cairn::init_tracing();
+    if let Err(error) = cairn::init_tracing() {
+        eprintln!("Error: {error}");
+        return std::process::ExitCode::from(2);
+    }
     let cli = cairn::roscoe_cli::RoscoeCli::parse();
     match cairn::roscoe_cli::run(cli.command).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

@@ -3,7 +3,7 @@
 //! substituted. Then what the page promises is checked: the node answers nothing without a token, the agent's token
 //! claims a work item and starts a run whose link names the public URL, and the person's token signs in.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use rmcp::ServiceExt;
@@ -58,6 +58,17 @@ pub fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
     command
 }
 
+/// A folder for a page's commands: `home` (their `CAIRN_HOME`) and `bin` (holding `cairn`, this build) in it.
+pub fn shell() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, bin) = (tmp.path().join("home"), tmp.path().join("bin"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    (tmp, home, bin)
+}
+
 /// Runs `block` to its end; `database` is the `CAIRN_DATABASE_URL` the page says the shell has exported by then.
 pub async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
     let mut command = bash(block, bin, home);
@@ -71,12 +82,7 @@ pub async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -
 
 #[tokio::test]
 async fn the_commands_of_deploy_md_work_as_written() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let tmp = tempfile::tempdir().unwrap();
-    let (home, bin) = (tmp.path().join("home"), tmp.path().join("bin"));
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    let (_tmp, home, bin) = shell();
     let database = TestDatabase::fresh();
     let url = database.url().map_or_else(|| format!("sqlite://{}/cairn.db", home.display()), str::to_owned);
 

@@ -20,4 +20,5 @@ mod slow_clients;
 #[path = "../common/slow_connections.rs"]
 mod slow_connections;
 mod support;
+mod traces;
 mod transfer;

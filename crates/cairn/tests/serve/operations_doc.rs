@@ -10,16 +10,11 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::database::TestDatabase;
-use crate::deploy_doc::{bash, run, tagged_sh_blocks};
+use crate::deploy_doc::{bash, run, shell, tagged_sh_blocks};
 
 #[tokio::test]
 async fn the_commands_of_operations_md_work_as_written() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let tmp = tempfile::tempdir().unwrap();
-    let (home, bin) = (tmp.path().join("home"), tmp.path().join("bin"));
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    let (tmp, home, bin) = shell();
 
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/operations.md")).unwrap();
     let blocks = tagged_sh_blocks(&doc);
