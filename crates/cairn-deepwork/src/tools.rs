@@ -222,6 +222,8 @@ impl ServerHandler for DeepworkServer {
 }
 
 impl Surface for DeepworkServer {
+    const NAME: &'static str = "deepwork";
+
     fn registry(&self) -> &Registry<Self> {
         &self.registry
     }

@@ -36,11 +36,13 @@ pub enum Scope {
     DeepworkWrite,
     /// Manage accounts and tokens (`admin`).
     Admin,
+    /// Read the server's metrics at `/metrics` (`metrics:read`).
+    MetricsRead,
 }
 
 impl Scope {
     /// Every scope, in display order.
-    pub const ALL: [Scope; 11] = [
+    pub const ALL: [Scope; 12] = [
         Scope::McpRead,
         Scope::McpWrite,
         Scope::DecisionsRead,
@@ -52,6 +54,7 @@ impl Scope {
         Scope::DeepworkRead,
         Scope::DeepworkWrite,
         Scope::Admin,
+        Scope::MetricsRead,
     ];
 
     /// Its name, as tokens and documents spell it.
@@ -68,6 +71,7 @@ impl Scope {
             Scope::DeepworkRead => "deepwork:read",
             Scope::DeepworkWrite => "deepwork:write",
             Scope::Admin => "admin",
+            Scope::MetricsRead => "metrics:read",
         }
     }
 

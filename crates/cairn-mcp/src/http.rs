@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::drain::InFlight;
 use crate::host_guard::AllowedHosts;
+use crate::session_end::SessionEnd;
 use crate::sessions::SharedSessions;
 
 /// Where and how to serve.
@@ -33,13 +34,14 @@ pub struct HttpOptions {
 /// The Streamable HTTP endpoint for handlers made by `factory`, as a tower service to mount in an axum router.
 ///
 /// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
-/// live in this process only, unless `sessions` keeps them where other nodes see them.
+/// live in this process only, unless `sessions` keeps them where other nodes see them. A client ending its session
+/// is answered `204 No Content` ([`SessionEnd`]).
 pub fn http_service<H, F>(
     factory: F,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
     sessions: Option<SharedSessions>,
-) -> StreamableHttpService<H, LocalSessionManager>
+) -> SessionEnd<StreamableHttpService<H, LocalSessionManager>>
 where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
@@ -50,7 +52,7 @@ where
         .with_allowed_hosts(hosts)
         .with_cancellation_token(shutdown.child_token());
     config.session_store = sessions.map(|s| Arc::new(s) as Arc<dyn SessionStore>);
-    StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config)
+    SessionEnd::new(StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config))
 }
 
 /// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM (then it finishes the calls in

@@ -1,14 +1,18 @@
 //! One tool registry for every surface: each surface lists its tools once, as [`ToolEntry`]s (the `tools/list`
 //! entry, the scopes it needs, the handler), and its `ServerHandler` hands `tools/list`, lookups and `tools/call` to
 //! the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
-//! their handler runs; each surface keeps its own result format through [`Surface`].
+//! their handler runs; each surface keeps its own result format through [`Surface`]. Every call runs in a
+//! `tool_call` span (surface, tool, principal) and ends with one log line (outcome, duration) and its metrics
+//! (`cairn_tool_calls_total`, `cairn_tool_call_duration_seconds`); its arguments are never logged.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Instant;
 
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, JsonObject, ListToolsResult, Tool};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
+use tracing::Instrument;
 
 use crate::access::{Access, Denied, Scope};
 
@@ -44,6 +48,9 @@ impl<S> std::fmt::Debug for ToolEntry<S> {
 
 /// What a surface decides for itself: who calls, and how its refusals look.
 pub trait Surface: Sized + Send + Sync + 'static {
+    /// Its name in logs and metrics: `deepwork`, `roscoe` or `work`.
+    const NAME: &'static str;
+
     /// The surface's tools.
     fn registry(&self) -> &Registry<Self>;
 
@@ -120,15 +127,27 @@ pub async fn call_tool<S: Surface>(
     let Some(entry) = server.registry().entry(name) else {
         return server.unknown_tool(name).map(Into::into);
     };
-    let Some(access) = server.access(&context) else {
-        let denied = Denied { what: name.to_owned(), needed: entry.needs.to_vec(), has: Vec::new() };
-        return Ok(server.refused(&denied).into());
+    let started = Instant::now();
+    let access = server.access(&context);
+    let principal = access.as_ref().map_or("nobody", |a| a.name.as_str());
+    let span = tracing::info_span!("tool_call", surface = S::NAME, tool = name, principal = %principal);
+    let (result, outcome) = match access.as_ref().map(|a| (a, a.require(name, entry.needs))) {
+        None => {
+            let denied = Denied { what: name.to_owned(), needed: entry.needs.to_vec(), has: Vec::new() };
+            (server.refused(&denied), "refused")
+        }
+        Some((_, Err(denied))) => (server.refused(&denied), "refused"),
+        Some((access, Ok(_))) => {
+            let call = Call { args: request.arguments, context: &context, access };
+            let result = (entry.call)(server, call).instrument(span.clone()).await;
+            let outcome = if result.is_error == Some(true) { "error" } else { "ok" };
+            (result, outcome)
+        }
     };
-    if let Err(denied) = access.require(name, entry.needs) {
-        return Ok(server.refused(&denied).into());
-    }
-    let call = Call { args: request.arguments, context: &context, access: &access };
-    Ok((entry.call)(server, call).await.into())
+    let elapsed = started.elapsed();
+    cairn_telemetry::metrics::tool_call(S::NAME, name, outcome, elapsed);
+    span.in_scope(|| tracing::info!(outcome, duration_ms = elapsed.as_secs_f64() * 1000.0, "tool call"));
+    Ok(result.into())
 }
 
 /// The `tools/list`, tool lookup and `tools/call` methods of an `rmcp::ServerHandler` impl, all handed to the

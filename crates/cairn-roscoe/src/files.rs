@@ -7,7 +7,9 @@
 //!
 //! An atomic write goes to a temp file in the target's own directory and is renamed over the target, so a reader sees
 //! the old or the new text, never half of it. A target marked read-only is refused rather than silently replaced (a
-//! rename would otherwise succeed in a writable directory). Nothing here knows about workflows or sources.
+//! rename would otherwise succeed in a writable directory). The file keeps the mode it had; a new one is 0644 like
+//! every file a person writes (the temp file is created private, which a workflow is not). Nothing here knows about
+//! workflows or sources.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -51,9 +53,11 @@ pub(crate) fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Writes `text` to `path` through a temp file in the same directory and a rename.
+/// Writes `text` to `path` through a temp file in the same directory and a rename; the file keeps its mode, and a
+/// new one is 0644.
 pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
-    if let Ok(meta) = fs::metadata(path)
+    let existing = fs::metadata(path).ok();
+    if let Some(meta) = &existing
         && meta.permissions().readonly()
     {
         return Err(io::Error::new(
@@ -73,6 +77,12 @@ pub(crate) fn write_atomic(path: &Path, text: &str) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     temp.write_all(text.as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = existing.map_or(0o644, |meta| meta.permissions().mode() & 0o7777);
+        temp.as_file().set_permissions(fs::Permissions::from_mode(mode))?;
+    }
     temp.as_file().sync_all()?;
     temp.persist(path).map_err(|e| e.error)?;
     Ok(())
@@ -132,6 +142,21 @@ mod tests {
             std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
             assert_eq!(read_regular(&zero, 5).unwrap_err().kind(), io::ErrorKind::InvalidInput);
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_0644_and_a_replaced_one_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| fs::metadata(path).unwrap().permissions().mode() & 0o7777;
+        let path = dir.path().join("new.yaml");
+        write_atomic(&path, "a").unwrap();
+        assert_eq!(mode(&path), 0o644);
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        write_atomic(&path, "b").unwrap();
+        assert_eq!(mode(&path), 0o640);
+        assert_eq!(fs::read_to_string(&path).unwrap(), "b");
     }
 
     #[test]

@@ -390,6 +390,8 @@ impl ServerHandler for RoscoeServer {
 }
 
 impl Surface for RoscoeServer {
+    const NAME: &'static str = "roscoe";
+
     fn registry(&self) -> &Registry<Self> {
         &self.registry
     }

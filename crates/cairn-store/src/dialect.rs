@@ -80,12 +80,6 @@ impl Backend {
         }
     }
 
-    /// Whether the pool pings a connection each time it hands one out. SQLite's are open files that cannot go stale,
-    /// and the ping would double the round trips to its connection threads; a Postgres connection may have been cut.
-    pub(crate) fn test_before_acquire(self) -> bool {
-        self == Backend::Postgres
-    }
-
     /// The clause that ends a `SELECT` whose rows a write transaction is about to change: ` FOR UPDATE` on Postgres,
     /// nothing on SQLite (whose write transaction already excludes every other writer).
     pub fn lock_rows(self) -> &'static str {

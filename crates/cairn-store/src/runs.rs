@@ -407,7 +407,8 @@ pub async fn renew_lease(conn: &mut Connection, run_id: &str, pid: i64, until: i
 }
 
 /// Appends an event to a run's log; `seq` is the run version the event produced. On Postgres every node hears of it
-/// when the transaction commits ([`changes`](crate::changes)).
+/// when the transaction commits ([`changes`](crate::changes)). Each is logged (`run event`: run, seq and type, never
+/// its data, which holds the run's inputs and outputs).
 pub async fn append_event(
     conn: &mut Connection,
     run_id: &str,
@@ -424,6 +425,7 @@ pub async fn append_event(
         .bind(data)
         .execute(&mut *conn)
         .await?;
+    tracing::info!(run_id, seq, event = kind, "run event");
     crate::changes::announce_run(conn, run_id).await?;
     Ok(())
 }

@@ -64,7 +64,7 @@ pub struct Rule {
 }
 
 use Door::{Api, Open, Page, Token};
-use Scope::{DeepworkRead, RoscoeRead, RoscoeRun, RoscoeWrite};
+use Scope::{DeepworkRead, MetricsRead, RoscoeRead, RoscoeRun, RoscoeWrite};
 
 const READ: &[Scope] = &[RoscoeRead];
 const WRITE: &[Scope] = &[RoscoeWrite];
@@ -80,6 +80,7 @@ const fn rule(method: &'static str, path: &'static str, door: Door, needs: &'sta
 /// Every route of `cairn serve`, in the order docs/security.md lists them.
 pub const RULES: &[Rule] = &[
     rule("GET", "/healthz", Open, ANYONE),
+    rule("GET", "/metrics", Api, &[MetricsRead]),
     rule("GET", "/assets/{name}", Open, ANYONE),
     rule("GET", "/.well-known/oauth-protected-resource", Open, ANYONE),
     rule("GET", "/.well-known/oauth-protected-resource/mcp", Open, ANYONE),
@@ -240,7 +241,7 @@ pub(crate) struct Gate {
 enum Family {
     /// An MCP endpoint: a JSON-RPC error body.
     Mcp,
-    /// The roscoe REST API: `{ error, code }`.
+    /// The roscoe REST API and `/metrics`: `{ error, code }`.
     Rest,
     /// Work's REST API: `{ error: { code, message, details } }`.
     WorkRest,
@@ -254,7 +255,7 @@ impl Family {
             Family::Mcp
         } else if path.starts_with("/api/work/") || path == "/api/work" || path.starts_with("/api/spaces") {
             Family::WorkRest
-        } else if path.starts_with("/api/") {
+        } else if path.starts_with("/api/") || path == "/metrics" {
             Family::Rest
         } else {
             Family::Page
@@ -278,6 +279,7 @@ pub(crate) async fn gate(State(gate): State<Gate>, mut request: Request, next: N
         Err(Refusal::Unauthenticated { .. }) => None,
     };
     if let Some(principal) = principal {
+        tracing::Span::current().record("principal", principal.access.name.as_str());
         if let Err(denied) = principal.access.require(&format!("{} {}", rule.method.replace('*', "any method on"), rule.path), rule.needs) {
             return insufficient(family, &denied);
         }

@@ -16,7 +16,7 @@ use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::{DeepworkProject, Web};
 use crate::access::{self, Gate};
-use crate::{api, body_limit, early_close, health, pages, rate_limit, security_headers, work_mcp};
+use crate::{api, body_limit, early_close, health, metrics_route, pages, rate_limit, request_log, security_headers, work_mcp};
 
 /// Everything `cairn serve` serves: the surfaces' facades (the binary opens the database they share) and how to
 /// serve them.
@@ -40,6 +40,8 @@ pub struct App {
     pub require_auth: bool,
     /// The rate limit on the MCP endpoints and the REST API.
     pub rate_limit: RateLimit,
+    /// The process's metrics, served at `/metrics`.
+    pub metrics: cairn_telemetry::Metrics,
 }
 
 impl App {
@@ -72,6 +74,7 @@ impl App {
                 ),
             )
             .merge(health::routes(self.work.clone()))
+            .merge(metrics_route::routes(self.metrics.clone()))
             .merge(access::metadata_routes())
             .merge(work_mcp::routes(self.work.clone(), sessions("/mcp"), &self.extra_allowed_hosts, closing));
         if let Some(project) = &self.deepwork {
@@ -90,7 +93,7 @@ impl App {
         let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
         let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);
         let guarded = host_check::layer(limited, AllowedHosts::new(&self.extra_allowed_hosts));
-        security_headers::layer(early_close::layer(guarded))
+        request_log::layer(security_headers::layer(early_close::layer(guarded)))
     }
 
     /// Serves on `addr` until Ctrl-C or SIGTERM. Then it stops accepting connections, ends the live page streams,
@@ -108,12 +111,19 @@ impl App {
         let local = axum::serve::Listener::local_addr(&listener)?;
         let server_file = ServerFile::write(self.roscoe.home(), local);
         tracing::info!("cairn serve listening on http://{local}");
-        tracing::info!("  web UI         http://{local}/  (REST API under /api, /api/openapi.json)");
+        tracing::info!("  web UI         http://{local}/  (sign in at /signin)");
+        tracing::info!("  REST API       http://{local}/api  (described at /api/openapi.json)");
         tracing::info!("  roscoe tools   http://{local}/roscoe/mcp");
         tracing::info!("  work tools     http://{local}/mcp  (bearer tokens: cairn work token create)");
-        if let Some(project) = &self.deepwork {
-            tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display());
+        match &self.deepwork {
+            Some(project) => {
+                tracing::info!("  deepwork tools http://{local}/deepwork/mcp  (project {})", project.root.display())
+            }
+            None => tracing::info!("  deepwork tools off  (--project DIR serves them at /deepwork/mcp)"),
         }
+        tracing::info!("  health         http://{local}/healthz");
+        tracing::info!("  metrics        http://{local}/metrics  (Prometheus text; scope metrics:read)");
+        tracing::info!("  OAuth metadata http://{local}/.well-known/oauth-protected-resource/<endpoint>");
         if self.require_auth || !self.extra_allowed_hosts.is_empty() {
             tracing::info!("  every route but /healthz, assets and sign-in needs a token or a sign-in");
         } else {

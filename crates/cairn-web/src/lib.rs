@@ -3,7 +3,8 @@
 //! [`App`] holds the domain services the binary built on the database (roscoe's authoring and run facades, the work
 //! facade, an optional DeepWork project; never the store itself) and
 //! [`App::router`] mounts them: `/roscoe/mcp` (roscoe tools), `/deepwork/mcp` (DeepWork tools for the one project
-//! given with `--project`), `/mcp` (work and decisions tools behind bearer tokens, `work_mcp.rs`), and `GET /healthz`.
+//! given with `--project`), `/mcp` (work and decisions tools behind bearer tokens, `work_mcp.rs`), `GET /healthz` and `GET /metrics` (Prometheus text,
+//! `metrics_route.rs`); every request is logged and counted (`request_log.rs`).
 //! Every route sits behind the [`host_check`] (loopback `Host` and
 //! `Origin` only, unless more hosts are allowed), so a web page on another site cannot drive the server through the
 //! browser (DNS rebinding); refusals that can come before the body is read say `Connection: close`
@@ -26,9 +27,11 @@ mod error;
 mod health;
 mod host_check;
 mod live;
+mod metrics_route;
 mod page_error;
 mod pages;
 mod rate_limit;
+mod request_log;
 mod security_headers;
 mod server_file;
 mod state;

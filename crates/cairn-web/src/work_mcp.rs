@@ -23,9 +23,8 @@ pub(crate) fn routes(
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
 ) -> Router {
-    let mut mcp =
-        cairn_mcp::http_service(move || WorkServer::http(service.clone()), extra_allowed_hosts, shutdown, sessions);
-    mcp.config.max_request_body_bytes = MAX_BODY_BYTES;
+    let mcp = cairn_mcp::http_service(move || WorkServer::http(service.clone()), extra_allowed_hosts, shutdown, sessions)
+        .with_max_request_body(MAX_BODY_BYTES);
     Router::new().nest_service("/mcp", mcp).route_layer(middleware::from_fn(refuse_large))
 }
 

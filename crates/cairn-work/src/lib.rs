@@ -27,7 +27,7 @@ pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
     Document, DocumentSummary, Evidence, EvidenceInput, ItemList, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
-    SIGN_IN_TTL_MS, Service, SignIn, Space,
+    SIGN_IN_TTL_MS, Service, SignIn, Space, TokenInfo,
 };
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

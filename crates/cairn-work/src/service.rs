@@ -26,7 +26,7 @@ use crate::auth::Caller;
 use crate::error::Error;
 use crate::page::PageKey;
 
-pub use admin::NewToken;
+pub use admin::{NewToken, TokenInfo};
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
 pub use items::{ItemList, ListQuery};

@@ -189,6 +189,8 @@ impl ServerHandler for WorkServer {
 }
 
 impl Surface for WorkServer {
+    const NAME: &'static str = "work";
+
     fn registry(&self) -> &Registry<Self> {
         &self.registry
     }

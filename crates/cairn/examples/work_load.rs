@@ -134,7 +134,8 @@ async fn cli(home: &Path, database: Option<&str>, args: &[&str]) -> Value {
 async fn node(home: &Path, database: Option<&str>) -> (Child, String) {
     let mut server = command(home, database)
         .args(["serve", "--addr", "127.0.0.1:0", "--rate-limit", "0"])
-        .env("RUST_LOG", "warn,cairn_web=info")
+        // The banner only: a line per request would measure the log pipe, not the server.
+        .env("RUST_LOG", "warn,cairn_web::app=info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)

@@ -36,10 +36,17 @@ pub enum DbCommand {
     Backup {
         /// The copy to write; it must not exist yet.
         file: std::path::PathBuf,
+        /// Print one JSON object (`{"backup": FILE}`) instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Check the SQLite database's structure and foreign keys; exits 1 and lists the problems when there are any.
     /// PostgreSQL: use pg_amcheck.
-    Check,
+    Check {
+        /// Print one JSON object (`{"ok": bool, "problems": [...]}`) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Runs a db command.
@@ -67,25 +74,34 @@ pub async fn run(args: DbArgs) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        DbCommand::Backup { file } => {
+        DbCommand::Backup { file, json } => {
             let store = Store::connect(&url).await.context("cairn db backup needs its database")?;
             let copied = store.backup(&file).await;
             store.close().await;
             copied.context("cairn db backup")?;
-            println!("wrote a consistent copy of the database to {}", file.display());
+            if json {
+                println!("{}", json!({"backup": file}));
+            } else {
+                println!("wrote a consistent copy of the database to {}", file.display());
+            }
             Ok(())
         }
-        DbCommand::Check => {
+        DbCommand::Check { json } => {
             let store = Store::connect(&url).await.context("cairn db check needs its database")?;
             let checked = store.check().await;
             store.close().await;
             let checked = checked.context("cairn db check")?;
-            if checked.problems.is_empty() {
+            if json {
+                println!("{}", json!({"ok": checked.problems.is_empty(), "problems": checked.problems}));
+            } else if checked.problems.is_empty() {
                 println!("ok: the database's structure and foreign keys are sound");
-                return Ok(());
+            } else {
+                for problem in &checked.problems {
+                    println!("{problem}");
+                }
             }
-            for problem in &checked.problems {
-                println!("{problem}");
+            if checked.problems.is_empty() {
+                return Ok(());
             }
             anyhow::bail!("the database has {} problem(s); restore the last good backup (docs/operations.md)", checked.problems.len())
         }

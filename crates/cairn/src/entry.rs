@@ -38,13 +38,30 @@ impl Program {
 
 /// Parses this process's command line as the program its name picks, runs it and gives its exit code.
 pub async fn main() -> ExitCode {
-    crate::init_tracing();
     let args: Vec<OsString> = std::env::args_os().collect();
     let program = args.first().map_or(Program::Cairn, Program::of);
     let outcome = match program {
-        Program::Cairn => crate::run(Cli::parse_from(args)).await,
-        Program::Deepwork => deepwork_cli::run(deepwork_cli::DeepworkCli::parse_from(args).command).await,
-        Program::Roscoe => roscoe_cli::run(roscoe_cli::RoscoeCli::parse_from(args).args).await,
+        Program::Cairn => {
+            let cli = Cli::parse_from(args);
+            if let Err(error) = crate::logging::init(cli.log_format, cli.otlp_endpoint.as_deref().filter(|e| !e.is_empty())) {
+                return logging_failed(&error);
+            }
+            crate::run(cli).await
+        }
+        Program::Deepwork => {
+            let cli = deepwork_cli::DeepworkCli::parse_from(args);
+            if let Err(error) = crate::init_tracing() {
+                return logging_failed(&error);
+            }
+            deepwork_cli::run(cli.command).await
+        }
+        Program::Roscoe => {
+            let cli = roscoe_cli::RoscoeCli::parse_from(args);
+            if let Err(error) = crate::init_tracing() {
+                return logging_failed(&error);
+            }
+            roscoe_cli::run(cli.args).await
+        }
     };
     exit_code(outcome)
 }
@@ -53,8 +70,17 @@ pub async fn main() -> ExitCode {
 /// sets, so the linker leaves them out and `deepwork serve` maps far less code (its peak memory is mostly the
 /// program's own pages; docs/benchmarks.md).
 pub async fn deepwork_main() -> ExitCode {
-    crate::init_tracing();
-    exit_code(deepwork_cli::run(deepwork_cli::DeepworkCli::parse().command).await)
+    let cli = deepwork_cli::DeepworkCli::parse();
+    if let Err(error) = crate::init_tracing() {
+        return logging_failed(&error);
+    }
+    exit_code(deepwork_cli::run(cli.command).await)
+}
+
+/// Logging could not start (a bad `--log-format`, `CAIRN_LOG_FORMAT` or OTLP endpoint): a usage error.
+fn logging_failed(error: &str) -> ExitCode {
+    eprintln!("Error: {error}");
+    ExitCode::from(2)
 }
 
 /// The exit code of a command's outcome, its error printed as `Error: …`.

@@ -11,11 +11,13 @@ pub mod db_cli;
 pub mod deepwork_cli;
 pub mod entry;
 pub mod home;
+pub mod logging;
 pub mod man_pages;
 mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
 pub mod setup;
+pub mod transfer_cli;
 pub mod work_cli;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +26,13 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "cairn", version, about)]
 pub struct Cli {
+    /// How to write log lines (on stderr): text, or json (one object a line). `RUST_LOG` filters them.
+    #[arg(long, global = true, value_enum, env = "CAIRN_LOG_FORMAT", default_value = "text", value_name = "FORMAT")]
+    pub log_format: logging::LogFormat,
+    /// Also send spans (HTTP requests, tool calls) as OpenTelemetry traces to this OTLP/HTTP collector,
+    /// `http://HOST:4318` (off when unset).
+    #[arg(long, global = true, env = "OTEL_EXPORTER_OTLP_ENDPOINT", value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -44,8 +53,12 @@ pub enum Command {
     },
     /// Write man pages for cairn, roscoe and deepwork and each of their commands into a folder.
     Man(man_pages::ManArgs),
-    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API, the web UI
-    /// and `/healthz`.
+    /// Write the global workflows and every run as JSON lines (to move them to another machine or database).
+    Export(transfer_cli::ExportArgs),
+    /// Read what `cairn export` wrote into this home and database (all rows or none).
+    Import(transfer_cli::ImportArgs),
+    /// The HTTP server: MCP endpoints (`/roscoe/mcp`, `/mcp`, `/deepwork/mcp` with `--project`), the REST API under
+    /// `/api`, the web UI, `/healthz` and `/metrics`.
     Serve(serve_cli::ServeArgs),
     /// Write cairn's MCP servers into a host's settings: claude (the plugin), codex, gemini or cursor.
     Setup(setup::SetupArgs),
@@ -67,17 +80,21 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Man(args) => man_pages::run(args),
         Command::Roscoe(args) => roscoe_cli::run(args).await,
+        Command::Export(args) => transfer_cli::export(args).await,
+        Command::Import(args) => transfer_cli::import(args).await,
         Command::Serve(args) => serve_cli::run(args).await,
         Command::Setup(args) => setup::run(args),
         Command::Work(args) => work_cli::run(args).await,
     }
 }
 
-/// Sends logs to stderr (stdout may be the stdio JSON-RPC channel). `RUST_LOG` picks the level; by default cairn
-/// logs at `info`, and the MCP library and Postgres's notices (such as "relation already exists, skipping" from every
-/// migration check) only their warnings.
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn,sqlx::postgres::notice=warn"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).init();
+/// Sets up logging from `CAIRN_LOG_FORMAT`, `RUST_LOG` and `OTEL_EXPORTER_OTLP_ENDPOINT` ([`logging`]), for the
+/// `deepwork` and `roscoe` entry names.
+pub fn init_tracing() -> Result<(), String> {
+    let (format, warning) = logging::LogFormat::from_env();
+    logging::init(format, logging::otlp_from_env().as_deref())?;
+    if let Some(warning) = warning {
+        tracing::warn!("{warning}");
+    }
+    Ok(())
 }

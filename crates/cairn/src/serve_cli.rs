@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use cairn_store::Store;
+use cairn_telemetry::Metrics;
+use cairn_telemetry::metrics::Sampler;
 use cairn_web::{App, DeepworkProject, RateLimit};
 
 use crate::deepwork_cli;
@@ -58,6 +60,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         }),
         None => None,
     };
+    let metrics = Metrics::install().map_err(anyhow::Error::msg)?.with_sampler(sampler(store.clone()));
     let roscoe = cairn_roscoe::Service::new(home);
     let runs = cairn_roscoe::Runs::new(store.clone(), roscoe.clone());
     // Server-executed runs whose process stopped mid-call make their calls again.
@@ -80,8 +83,35 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             burst: args.rate_limit_burst,
             trust_forwarded_for: args.trust_forwarded_for,
         },
+        metrics,
     };
     let served = app.serve(args.addr).await;
     store.close().await;
     served.with_context(|| format!("cannot serve on {}", args.addr))
+}
+
+/// Reads the values `/metrics` counts on demand from `store`: its pool, and the runs by status (a status no run has
+/// any more reads 0).
+fn sampler(store: Store) -> Sampler {
+    let seen = Arc::new(std::sync::Mutex::new(std::collections::BTreeSet::<String>::new()));
+    Arc::new(move || {
+        let (store, seen) = (store.clone(), seen.clone());
+        Box::pin(async move {
+            let (idle, in_use) = store.pool_connections();
+            cairn_telemetry::metrics::db_pool(idle, in_use);
+            match store.runs_by_status().await {
+                Ok(counts) => {
+                    let mut seen = seen.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    for status in seen.iter().filter(|s| !counts.iter().any(|(c, _)| c == *s)) {
+                        cairn_telemetry::metrics::runs(status, 0);
+                    }
+                    for (status, count) in counts {
+                        cairn_telemetry::metrics::runs(&status, count.max(0) as u64);
+                        seen.insert(status);
+                    }
+                }
+                Err(error) => tracing::warn!("/metrics cannot count the runs: {error}"),
+            }
+        })
+    })
 }

@@ -1,9 +1,12 @@
 //! `cairn work …`: the work surface from the command line. `mcp` serves the work and decisions tools over stdio for
 //! one local user (or the holder of `CAIRN_TOKEN`); `account` and `token` manage who may use the HTTP endpoint.
-//! Results are printed as one JSON object on stdout; a token's secret is printed once and only its hash is kept.
+//! Results are printed as one JSON object on stdout, or with `--quiet` / `--format id` only the id of what was made
+//! or listed (one a line), so `ACC=$(cairn work account create --name Team -q)` works; a token's secret is printed
+//! once (`--format token` prints only it) and only its hash is kept.
 
 use anyhow::{Context, bail};
 use cairn_store::Store;
+use cairn_store::work::accounts::AccountRow;
 use cairn_work::{Kind, Scope, Service, WorkServer};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::json;
@@ -48,10 +51,46 @@ pub enum WorkCommand {
     },
 }
 
+/// How a command prints its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON object (the default).
+    Json,
+    /// Only the id of what was made, changed or listed, one a line.
+    Id,
+    /// Only the bearer token (`token create`).
+    Token,
+}
+
+/// The output options every account and token command takes.
+#[derive(Debug, Clone, Args)]
+pub struct Output {
+    /// What to print: json (the default), id, or token (only `token create`: the bearer token alone).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["quiet", "json"])]
+    pub format: Option<Format>,
+    /// Print only the id (the same as `--format id`).
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print one JSON object (the default; the same as `--format json`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Output {
+    fn format(&self) -> Format {
+        match (self.format, self.quiet) {
+            (Some(format), _) => format,
+            (None, true) => Format::Id,
+            (None, false) => Format::Json,
+        }
+    }
+}
+
 /// `cairn work account …`.
 #[derive(Debug, Subcommand)]
 pub enum AccountCommand {
-    /// Create an account; prints its id.
+    /// Create an account; prints it as JSON (`{"id", "name", "default_repository", "created_at"}`), or only its id
+    /// with `--quiet`.
     Create {
         /// A name for people.
         #[arg(long)]
@@ -59,8 +98,17 @@ pub enum AccountCommand {
         /// `owner/name` that work_status uses when a call names no repository.
         #[arg(long, default_value = "")]
         default_repository: String,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
     },
-    /// Set an account's default repository (`acc_local` is the stdio user's account).
+    /// List every account (`{"accounts": [...]}`, oldest first), or only their ids with `--quiet`.
+    List {
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Set an account's default repository (`acc_local` is the stdio user's account); prints the account.
     Update {
         /// The account id.
         #[arg(long)]
@@ -68,6 +116,9 @@ pub enum AccountCommand {
         /// `owner/name`, or "" to clear it.
         #[arg(long)]
         default_repository: String,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
     },
     /// Let a principal of another account use this one.
     AddMember {
@@ -80,13 +131,17 @@ pub enum AccountCommand {
         /// owner, member (read and write) or reader.
         #[arg(long, default_value = "member")]
         role: String,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
     },
 }
 
 /// `cairn work token …`.
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
-    /// Create a token for a principal (made if new) of an account; prints the secret once.
+    /// Create a token for a principal (made if new) of an account; prints it once as JSON (`token`, `token_id`,
+    /// `principal_id`, …), only the bearer token with `--format token`, or only its id with `--quiet`.
     Create {
         /// The account id; default the stdio user's account `acc_local`.
         #[arg(long, default_value = "acc_local")]
@@ -98,17 +153,33 @@ pub enum TokenCommand {
         #[arg(long, value_enum)]
         kind: KindArg,
         /// Scopes, comma-separated: mcp:read|write and decisions:read|write (work items), roscoe:read|write|run|exec,
-        /// deepwork:read|write, admin (docs/security.md says what each allows).
+        /// deepwork:read|write, metrics:read (/metrics), admin (docs/security.md says what each allows).
         #[arg(long)]
         scopes: String,
         /// When it stops working: an RFC 3339 time, or a span like `30d`, `12h`, `90m`.
         #[arg(long)]
         expires: Option<String>,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
     },
-    /// Revoke a token; it is refused from the next request on.
+    /// List tokens, revoked and expired ones too, never their secrets (`{"tokens": [...]}`, oldest first, each with
+    /// its `status`: active, expired or revoked), or only their ids with `--quiet`.
+    List {
+        /// Only the tokens of this account's principals.
+        #[arg(long)]
+        account: Option<String>,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
+    },
+    /// Revoke a token; it is refused from the next request on. Prints `{"revoked": "tok_…"}`.
     Revoke {
-        /// The token id (`tok_…`).
+        /// The token id (`tok_…`, from `token create` or `token list`).
         token_id: String,
+        /// How to print the result.
+        #[command(flatten)]
+        output: Output,
     },
 }
 
@@ -144,6 +215,12 @@ pub async fn run(args: WorkArgs) -> anyhow::Result<()> {
 }
 
 async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
+    if let Some(output) = command.output()
+        && output.format() == Format::Token
+        && !matches!(command, WorkCommand::Token { command: TokenCommand::Create { .. } })
+    {
+        bail!("--format token is only for `cairn work token create`; use json or id");
+    }
     match command {
         WorkCommand::Mcp { kind, token } => {
             let caller = match token.filter(|t| !t.trim().is_empty()) {
@@ -155,32 +232,44 @@ async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
             };
             cairn_mcp::serve_stdio(WorkServer::local(service, caller)).await?;
         }
-        WorkCommand::Account { command: AccountCommand::Create { name, default_repository } } => {
+        WorkCommand::Account { command: AccountCommand::Create { name, default_repository, output } } => {
             let account = service.create_account(&name, &default_repository).await?;
-            print(json!({"id": account.id, "name": account.name, "default_repository": account.default_repository}));
+            show(&output, account_json(&account), vec![account.id], None);
         }
-        WorkCommand::Account { command: AccountCommand::Update { account, default_repository } } => {
+        WorkCommand::Account { command: AccountCommand::List { output } } => {
+            let accounts = service.list_accounts().await?;
+            let ids = accounts.iter().map(|a| a.id.clone()).collect();
+            show(&output, json!({"accounts": accounts.iter().map(account_json).collect::<Vec<_>>()}), ids, None);
+        }
+        WorkCommand::Account { command: AccountCommand::Update { account, default_repository, output } } => {
             let account = service.set_default_repository(&account, &default_repository).await?;
-            print(json!({"id": account.id, "name": account.name, "default_repository": account.default_repository}));
+            show(&output, account_json(&account), vec![account.id], None);
         }
-        WorkCommand::Account { command: AccountCommand::AddMember { account, principal_id, role } } => {
+        WorkCommand::Account { command: AccountCommand::AddMember { account, principal_id, role, output } } => {
             service.add_member(&account, &principal_id, &role).await?;
-            print(json!({"account_id": account, "principal_id": principal_id, "role": role}));
+            let printed = json!({"account_id": account, "principal_id": principal_id, "role": role});
+            show(&output, printed, vec![principal_id], None);
         }
-        WorkCommand::Token { command: TokenCommand::Create { account, principal, kind, scopes, expires } } => {
+        WorkCommand::Token { command: TokenCommand::Create { account, principal, kind, scopes, expires, output } } => {
             let scopes = Scope::parse_list(&scopes).map_err(anyhow::Error::msg)?;
             let expires_at = expires.as_deref().map(expiry).transpose()?;
             if account == "acc_local" {
                 service.local_caller(Kind::Agent).await?;
             }
             let token = service.create_token(&account, &principal, kind.into(), &scopes, expires_at).await?;
-            print(serde_json::to_value(token)?);
+            let (id, bearer) = (token.token_id.clone(), token.token.clone());
+            show(&output, serde_json::to_value(token)?, vec![id], Some(bearer));
         }
-        WorkCommand::Token { command: TokenCommand::Revoke { token_id } } => {
+        WorkCommand::Token { command: TokenCommand::List { account, output } } => {
+            let tokens = service.list_tokens(account.as_deref()).await?;
+            let ids = tokens.iter().map(|t| t.token_id.clone()).collect();
+            show(&output, json!({"tokens": tokens}), ids, None);
+        }
+        WorkCommand::Token { command: TokenCommand::Revoke { token_id, output } } => {
             if !service.revoke_token(&token_id).await? {
-                bail!("no token '{token_id}' that is not already revoked");
+                bail!("no token '{token_id}' that is not already revoked (`cairn work token list` shows them)");
             }
-            print(json!({"revoked": token_id}));
+            show(&output, json!({"revoked": token_id}), vec![token_id.clone()], None);
         }
     }
     Ok(())
@@ -203,6 +292,43 @@ fn expiry(text: &str) -> anyhow::Result<i64> {
     Ok((now + span).timestamp_millis())
 }
 
-fn print(value: serde_json::Value) {
-    println!("{value}");
+fn account_json(account: &AccountRow) -> serde_json::Value {
+    json!({
+        "id": account.id,
+        "name": account.name,
+        "default_repository": account.default_repository,
+        "created_at": chrono::DateTime::from_timestamp_millis(account.created_at)
+            .unwrap_or_default()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    })
+}
+
+/// Prints a command's result as `output` asks: `json`, the `ids` one a line, or the bearer `token` of a new token.
+fn show(output: &Output, json: serde_json::Value, ids: Vec<String>, token: Option<String>) {
+    match (output.format(), token) {
+        (Format::Json, _) => println!("{json}"),
+        (Format::Id, _) => ids.iter().for_each(|id| println!("{id}")),
+        (Format::Token, Some(token)) => println!("{token}"),
+        (Format::Token, None) => unreachable!("checked before the command ran"),
+    }
+}
+
+impl WorkCommand {
+    /// The output options of a command that prints a result (every one but `mcp`).
+    fn output(&self) -> Option<&Output> {
+        match self {
+            WorkCommand::Mcp { .. } => None,
+            WorkCommand::Account { command } => match command {
+                AccountCommand::Create { output, .. }
+                | AccountCommand::List { output }
+                | AccountCommand::Update { output, .. }
+                | AccountCommand::AddMember { output, .. } => Some(output),
+            },
+            WorkCommand::Token { command } => match command {
+                TokenCommand::Create { output, .. } | TokenCommand::List { output, .. } | TokenCommand::Revoke { output, .. } => {
+                    Some(output)
+                }
+            },
+        }
+    }
 }

@@ -92,15 +92,16 @@ fn each_tool_has_its_own_file() {
 /// store; surfaces never import each other; the libraries below them import no surface, and cairn-mcp, cairn-store
 /// and cairn-yaml no workspace crate at all. Only cairn-store talks to the database.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("cairn", &["cairn-web", "cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
-    ("cairn-web", &["cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-yaml"]),
-    ("cairn-deepwork", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
-    ("cairn-roscoe", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
-    ("cairn-work", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml"]),
+    ("cairn", &["cairn-web", "cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml", "cairn-telemetry"]),
+    ("cairn-web", &["cairn-deepwork", "cairn-roscoe", "cairn-work", "cairn-mcp", "cairn-yaml", "cairn-telemetry"]),
+    ("cairn-deepwork", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml", "cairn-telemetry"]),
+    ("cairn-roscoe", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml", "cairn-telemetry"]),
+    ("cairn-work", &["cairn-mcp", "cairn-store", "cairn-docs", "cairn-yaml", "cairn-telemetry"]),
     ("cairn-docs", &["cairn-yaml"]),
-    ("cairn-mcp", &[]),
+    ("cairn-mcp", &["cairn-telemetry"]),
     ("cairn-store", &[]),
     ("cairn-yaml", &[]),
+    ("cairn-telemetry", &[]),
 ];
 
 /// The surfaces: each serves its tools through its own `tools.rs` + `tools/`.

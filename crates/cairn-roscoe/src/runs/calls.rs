@@ -18,6 +18,7 @@ use std::time::Duration;
 use cairn_store::runs as rows;
 use serde_json::{Map, Value};
 use tokio::sync::{Semaphore, watch};
+use tracing::Instrument;
 
 use super::budget::{self, Reservation};
 use super::providers::{self, Request, retry};
@@ -135,9 +136,10 @@ impl Runs {
             async move {
                 let _run_slot = per_run.acquire_owned().await.expect("the semaphore is never closed");
                 let _server_slot = self.inner.server_slots.clone().acquire_owned().await.expect("never closed");
-                let outcome = retry::call(&*found.provider, &request, &limits).await;
+                let span = cairn_telemetry::ModelCall::span(&found.name, &request.model);
+                let outcome = retry::call(&*found.provider, &request, &limits).instrument(span.clone()).await;
                 let billing = found.provider.billing();
-                (outcome, request.model, found.name.clone(), billing)
+                (outcome, request.model, found.name.clone(), billing, span)
             }
         });
         let all = futures::future::join_all(calls);
@@ -152,15 +154,30 @@ impl Runs {
         let mut texts = Vec::new();
         let mut calls = Vec::new();
         let mut failures = Vec::new();
-        for (outcome, model, provider, billing) in outcomes {
+        for (outcome, model, provider, billing, span) in outcomes {
             let retry::Outcome { reply, attempts, latency } = outcome;
+            let measured = |input_tokens, output_tokens, cost_usd, outcome| cairn_telemetry::ModelCall {
+                provider: &provider,
+                model: &model,
+                input_tokens,
+                output_tokens,
+                cost_usd,
+                elapsed: latency,
+                outcome,
+            };
             match reply {
                 Ok(reply) => {
                     let latency_ms = latency.as_millis() as i64;
-                    calls.push(model_call(run, &model, provider, billing, &reply, attempts, latency_ms));
+                    let call = model_call(run, &model, provider.clone(), billing, &reply, attempts, latency_ms);
+                    let tokens = |n: i64| u64::try_from(n).unwrap_or(0);
+                    measured(tokens(call.input_tokens), tokens(call.output_tokens), call.cost_usd.unwrap_or(0.0), "ok").record(&span);
+                    calls.push(call);
                     texts.push(reply.text);
                 }
-                Err(error) => failures.push(format!("{model} ({provider}): {error}")),
+                Err(error) => {
+                    measured(0, 0, 0.0, "error").record(&span);
+                    failures.push(format!("{model} ({provider}): {error}"));
+                }
             }
         }
         Some(if failures.is_empty() {

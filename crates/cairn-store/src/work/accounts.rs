@@ -7,6 +7,15 @@ use sqlx::{Any, Executor, Row};
 use super::opt_i64;
 use crate::Error;
 
+/// A token and its principal, as [`token_and_principal`] reads them.
+macro_rules! token_and_principal_select {
+    () => {
+        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
+         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
+         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id"
+    };
+}
+
 /// A row of `work_accounts`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AccountRow {
@@ -89,15 +98,24 @@ pub async fn get_account<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -
         .bind(id)
         .fetch_optional(db)
         .await?;
-    row.map(|row| {
-        Ok(AccountRow {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            default_repository: row.try_get("default_repository")?,
-            created_at: row.try_get("created_at")?,
-        })
+    row.as_ref().map(account).transpose()
+}
+
+/// Every account, oldest first.
+pub async fn list_accounts<'e, E: Executor<'e, Database = Any>>(db: E) -> Result<Vec<AccountRow>, Error> {
+    let rows = sqlx::query("SELECT id, name, default_repository, created_at FROM work_accounts ORDER BY created_at, id")
+        .fetch_all(db)
+        .await?;
+    rows.iter().map(account).collect()
+}
+
+fn account(row: &AnyRow) -> Result<AccountRow, Error> {
+    Ok(AccountRow {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        default_repository: row.try_get("default_repository")?,
+        created_at: row.try_get("created_at")?,
     })
-    .transpose()
 }
 
 /// Sets an account's default repository; false when there is no such account.
@@ -227,35 +245,53 @@ pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
     db: E,
     id: &str,
 ) -> Result<Option<(TokenRow, PrincipalRow)>, Error> {
-    let row = sqlx::query(
-        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
-         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
-         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id WHERE t.id = $1",
-    )
+    let row = sqlx::query(concat!(token_and_principal_select!(), " WHERE t.id = $1"))
     .bind(id)
     .fetch_optional(db)
     .await?;
-    row.map(|row| {
-        let token = TokenRow {
-            id: row.try_get("id")?,
-            principal_id: row.try_get("principal_id")?,
-            secret_hash: row.try_get("secret_hash")?,
-            scopes: row.try_get("scopes")?,
-            created_at: row.try_get("created_at")?,
-            expires_at: opt_i64(&row, "expires_at")?,
-            revoked_at: opt_i64(&row, "revoked_at")?,
-            last_used_at: opt_i64(&row, "last_used_at")?,
-        };
-        let principal = PrincipalRow {
-            id: token.principal_id.clone(),
-            home_account_id: row.try_get("home_account_id")?,
-            kind: row.try_get("kind")?,
-            display_name: row.try_get("display_name")?,
-            created_at: row.try_get("principal_created_at")?,
-        };
-        Ok((token, principal))
-    })
-    .transpose()
+    row.as_ref().map(token_and_principal).transpose()
+}
+
+/// Every token (revoked and expired ones too) of the principals whose home is `account` (every account when
+/// `None`), with its principal, oldest first.
+pub async fn list_tokens<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    account: Option<&str>,
+) -> Result<Vec<(TokenRow, PrincipalRow)>, Error> {
+    let rows = match account {
+        Some(account) => {
+            sqlx::query(concat!(
+                token_and_principal_select!(),
+                " WHERE p.home_account_id = $1 ORDER BY t.created_at, t.id"
+            ))
+            .bind(account)
+            .fetch_all(db)
+            .await?
+        }
+        None => sqlx::query(concat!(token_and_principal_select!(), " ORDER BY t.created_at, t.id")).fetch_all(db).await?,
+    };
+    rows.iter().map(token_and_principal).collect()
+}
+
+fn token_and_principal(row: &AnyRow) -> Result<(TokenRow, PrincipalRow), Error> {
+    let token = TokenRow {
+        id: row.try_get("id")?,
+        principal_id: row.try_get("principal_id")?,
+        secret_hash: row.try_get("secret_hash")?,
+        scopes: row.try_get("scopes")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: opt_i64(row, "expires_at")?,
+        revoked_at: opt_i64(row, "revoked_at")?,
+        last_used_at: opt_i64(row, "last_used_at")?,
+    };
+    let principal = PrincipalRow {
+        id: token.principal_id.clone(),
+        home_account_id: row.try_get("home_account_id")?,
+        kind: row.try_get("kind")?,
+        display_name: row.try_get("display_name")?,
+        created_at: row.try_get("principal_created_at")?,
+    };
+    Ok((token, principal))
 }
 
 /// Revokes token `id` at `now`; false when there is no such token or it was already revoked.

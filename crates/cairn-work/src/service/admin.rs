@@ -9,7 +9,7 @@ use crate::auth::{self, Caller, Kind, Scope};
 use crate::error::Error;
 use crate::ids::new_id;
 use crate::text;
-use crate::time::{format_opt, now_ms};
+use crate::time::{format_ms, format_opt, now_ms};
 
 /// The account of the local stdio user.
 const LOCAL_ACCOUNT: &str = "acc_local";
@@ -37,7 +37,70 @@ pub struct NewToken {
     pub expires_at: String,
 }
 
+/// A token as `cairn work token list` shows it: never its secret, nor the secret's hash.
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenInfo {
+    /// `tok_…`, for `cairn work token revoke`.
+    pub token_id: String,
+    /// The principal it speaks for.
+    pub principal_id: String,
+    /// The principal's name.
+    pub principal: String,
+    /// person, agent or service.
+    pub kind: String,
+    /// The principal's home account.
+    pub account_id: String,
+    /// The scopes granted.
+    pub scopes: Vec<String>,
+    /// `active`, `expired` or `revoked`.
+    pub status: &'static str,
+    /// RFC 3339.
+    pub created_at: String,
+    /// RFC 3339, or "" for never.
+    pub expires_at: String,
+    /// RFC 3339 (to the minute), or "" when it was never used.
+    pub last_used_at: String,
+    /// RFC 3339, or "" when it is not revoked.
+    pub revoked_at: String,
+}
+
 impl Service {
+    /// Every account, oldest first.
+    pub async fn list_accounts(&self) -> Result<Vec<AccountRow>, Error> {
+        Ok(accounts::list_accounts(self.store.pool()).await?)
+    }
+
+    /// The tokens of the principals whose home is `account_id` (of every account when `None`), revoked and expired
+    /// ones too, oldest first.
+    pub async fn list_tokens(&self, account_id: Option<&str>) -> Result<Vec<TokenInfo>, Error> {
+        let pool = self.store.pool();
+        if let Some(id) = account_id {
+            accounts::get_account(pool, id).await?.ok_or_else(|| Error::not_found("account", id))?;
+        }
+        let now = now_ms();
+        let rows = accounts::list_tokens(pool, account_id).await?;
+        Ok(rows
+            .into_iter()
+            .map(|(token, principal)| TokenInfo {
+                status: match (token.revoked_at, token.expires_at) {
+                    (Some(_), _) => "revoked",
+                    (None, Some(at)) if at <= now => "expired",
+                    _ => "active",
+                },
+                token_id: token.id,
+                principal_id: principal.id,
+                principal: principal.display_name,
+                kind: principal.kind,
+                account_id: principal.home_account_id,
+                scopes: token.scopes.split_whitespace().map(str::to_owned).collect(),
+                created_at: format_ms(token.created_at),
+                expires_at: format_opt(token.expires_at),
+                last_used_at: format_opt(token.last_used_at),
+                revoked_at: format_opt(token.revoked_at),
+            })
+            .collect())
+    }
+
     /// Creates an account; `default_repository` ("" for none) is what `work_status` uses when a call names none.
     pub async fn create_account(&self, name: &str, default_repository: &str) -> Result<AccountRow, Error> {
         let name = text::single_line("name", name, 1, 100)?;

@@ -93,12 +93,17 @@ impl Service {
     pub async fn claim_item(&self, caller: &Caller, account_id: &str, item_id: &str, claimant: &str) -> Result<WorkItem, Error> {
         let item_id = required_id(item_id)?;
         let claimant = text::single_line("claimant", claimant, 1, 100)?;
-        let (row, _) = self
+        let claimed = self
             .change_item(caller, account_id, &item_id, &claimant, |row, now| {
                 Ok(item::claim(row, caller, &claimant, now)?.map(|(new, event)| (new, vec![event])))
             })
-            .await?;
-        Ok(WorkItem::from_row(&row))
+            .await;
+        cairn_telemetry::metrics::work_claim(match &claimed {
+            Ok((_, changed)) if changed.is_empty() => "unchanged",
+            Ok(_) => "claimed",
+            Err(error) => error.code(),
+        });
+        Ok(WorkItem::from_row(&claimed?.0))
     }
 
     /// `work_update`: the item after the change and which of state / notes / links changed (empty on a repeat).

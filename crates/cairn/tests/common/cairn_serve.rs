@@ -34,8 +34,9 @@ impl Served {
         let base = loop {
             match lines.next_line().await.expect("read the server log") {
                 Some(line) => {
+                    // A text line ends with the address; a JSON line (`--log-format json`) closes its string.
                     if let Some((_, rest)) = line.split_once("listening on ") {
-                        break rest.trim().to_owned();
+                        break rest.split(['"', ' ']).next().unwrap_or_default().to_owned();
                     }
                     seen.push(line);
                 }

@@ -112,6 +112,20 @@ async fn every_ai_node_type_runs_on_the_server_from_rest_with_costs_from_reporte
     let page = reqwest::get(env.served.url(&format!("/runs/{run_id}?project=global"))).await.unwrap().text().await.unwrap();
     assert!(page.contains(&format!("${:.6}", 12.0 * call_usd())), "the run's total");
     assert!(page.contains("claude-sonnet-4-5 · 3 call(s) · 345 in / 60 out tokens"), "the vote's calls");
+
+    // /metrics counts the calls, their tokens and their cost.
+    let metrics = reqwest::get(env.served.url("/metrics")).await.unwrap().text().await.unwrap();
+    let sample = |name: &str, labels: &[&str]| {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{")) && labels.iter().all(|label| l.contains(label)))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no {name} {labels:?} in:\n{metrics}"))
+    };
+    let model = r#"model="claude-sonnet-4-5""#;
+    assert_eq!(sample("cairn_model_calls_total", &[model, r#"outcome="ok""#]), 12.0, "{metrics}");
+    assert_eq!(sample("cairn_model_tokens_total", &[model, r#"kind="output""#]), 12.0 * 20.0);
+    assert_eq!(sample("cairn_model_cost_microdollars_total", &[model]), 12.0 * (call_usd() * 1e6).round(), "each call counted in whole millionths");
 }
 
 #[tokio::test]

@@ -76,6 +76,12 @@ async fn authoring_lifecycle(transport: Transport) {
     let created = p.ok("create_workflow", json!({"id": "parent", "yaml": parent("parent", "child"), "source": "repo"})).await;
     assert_eq!(created["source"], "repo");
     assert_eq!(created["path"], s(&p.repo_dir().join("parent.yaml")));
+    #[cfg(unix)]
+    for made in [p.env.global_dir().join("child.yaml"), p.repo_dir().join("parent.yaml")] {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&made).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "a new workflow file is 0644 like every file a person writes: {}", made.display());
+    }
     // With a repo source, the default is repo; the same id in the global source is a conflict.
     let err = p.fail("create_workflow", json!({"id": "child", "yaml": simple("child"), "source": "global"})).await;
     assert_eq!(err["code"], "conflict");

@@ -3,7 +3,7 @@
 //! substituted. Then what the page promises is checked: the node answers nothing without a token, the agent's token
 //! claims a work item and starts a run whose link names the public URL, and the person's token signs in.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use rmcp::ServiceExt;
@@ -17,39 +17,60 @@ use crate::database::TestDatabase;
 
 /// The ```sh blocks of `markdown`, in order.
 fn sh_blocks(markdown: &str) -> Vec<String> {
+    tagged_sh_blocks(markdown).into_iter().map(|(_, block)| block).collect()
+}
+
+/// The ```sh blocks of `markdown`, in order, each with what follows `sh` on its opening line (```sh postgres: `postgres`).
+pub fn tagged_sh_blocks(markdown: &str) -> Vec<(String, String)> {
     let mut blocks = Vec::new();
-    let mut current: Option<Vec<&str>> = None;
+    let mut current: Option<(String, Vec<&str>)> = None;
     for line in markdown.lines() {
         let trimmed = line.trim();
         match &mut current {
-            None if trimmed == "```sh" => current = Some(Vec::new()),
-            Some(lines) if trimmed == "```" => {
-                blocks.push(lines.join("\n"));
+            None => {
+                if let Some(tag) = trimmed.strip_prefix("```sh").filter(|t| t.is_empty() || t.starts_with(' ')) {
+                    current = Some((tag.trim().to_owned(), Vec::new()));
+                }
+            }
+            Some((tag, lines)) if trimmed == "```" => {
+                blocks.push((std::mem::take(tag), lines.join("\n")));
                 current = None;
             }
-            Some(lines) => lines.push(trimmed),
-            None => {}
+            Some((_, lines)) => lines.push(trimmed),
         }
     }
     blocks
 }
 
-/// `bash -c block` with `cairn` (this build) first on `PATH`, in `home`.
-fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
+/// `bash -c block` with `cairn` (this build) first on `PATH`, `CAIRN_HOME` set to `home`, in the folder that holds
+/// `home` (where relative file names land).
+pub fn bash(block: &str, bin: &Path, home: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new("bash");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     command
         .args(["-euo", "pipefail", "-c", block])
         .env("PATH", path)
         .env("CAIRN_HOME", home)
+        .current_dir(home.parent().unwrap_or(home))
         .env_remove("CAIRN_DATABASE_URL")
         .env_remove("ROSCOE_PUBLIC_URL")
         .kill_on_drop(true);
     command
 }
 
+/// A folder for a page's commands: `home` (their `CAIRN_HOME`) and `bin` (holding `cairn`, this build) in it.
+pub fn shell() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let tmp = tempfile::tempdir().unwrap();
+    let (home, bin) = (tmp.path().join("home"), tmp.path().join("bin"));
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    (tmp, home, bin)
+}
+
 /// Runs `block` to its end; `database` is the `CAIRN_DATABASE_URL` the page says the shell has exported by then.
-async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
+pub async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> String {
     let mut command = bash(block, bin, home);
     if let Some(url) = database {
         command.env("CAIRN_DATABASE_URL", url);
@@ -61,12 +82,7 @@ async fn run(block: &str, bin: &Path, home: &Path, database: Option<&str>) -> St
 
 #[tokio::test]
 async fn the_commands_of_deploy_md_work_as_written() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let tmp = tempfile::tempdir().unwrap();
-    let (home, bin) = (tmp.path().join("home"), tmp.path().join("bin"));
-    std::fs::create_dir_all(&bin).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cairn"), bin.join("cairn")).unwrap();
+    let (_tmp, home, bin) = shell();
     let database = TestDatabase::fresh();
     let url = database.url().map_or_else(|| format!("sqlite://{}/cairn.db", home.display()), str::to_owned);
 

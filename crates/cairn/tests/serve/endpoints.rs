@@ -95,3 +95,45 @@ async fn a_bad_database_url_stops_the_server_with_a_clear_message() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("unsupported database URL"), "{stderr}");
 }
+
+/// A client of an older protocol (with a session) ends it with `DELETE`: the answer is `204`, one of the two the
+/// official Python client takes as a session ended (200 and 204; it warns "Session termination failed: 202"
+/// otherwise), and the session is gone. A posted notification is still `202 Accepted`.
+#[tokio::test]
+async fn ending_an_mcp_session_is_answered_no_content() {
+    let tmp = tempfile::tempdir().unwrap();
+    let database = TestDatabase::fresh();
+    let served = Served::start(serve(&tmp.path().join("home"), &database, &[])).await;
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = http
+            .post(served.url("/roscoe/mcp"))
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .header("mcp-protocol-version", "2025-06-18")
+            .body(body.to_string());
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let response = post(initialize, None).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = response.text().await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(post(initialized, Some(&session)).await.unwrap().status(), 202, "notifications stay 202");
+
+    let ended = http
+        .delete(served.url("/roscoe/mcp"))
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), 204, "the Python client takes 200 or 204 as a session ended");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    assert_eq!(post(list, Some(&session)).await.unwrap().status(), 404, "the session is gone");
+}

@@ -13,7 +13,12 @@ mod backup;
 mod db;
 mod deploy_doc;
 mod endpoints;
+mod operations_doc;
+mod observability;
 mod shutdown;
 mod slow_clients;
 #[path = "../common/slow_connections.rs"]
 mod slow_connections;
+mod support;
+mod traces;
+mod transfer;

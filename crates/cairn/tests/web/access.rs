@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::support::{Env, Mcp, http, start_logging, start_with, token_as};
 
 /// Every scope.
-const ALL: &str = "roscoe:exec,roscoe:write,deepwork:write,mcp:write,decisions:write,admin";
+const ALL: &str = "roscoe:exec,roscoe:write,deepwork:write,mcp:write,decisions:write,metrics:read,admin";
 /// A token that works but grants nothing the routes and tools ask for.
 const NOTHING: &str = "admin";
 

@@ -8,6 +8,7 @@
 mod auth;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+mod cli;
 mod concurrency;
 #[path = "../common/database.rs"]
 mod database;

@@ -52,9 +52,14 @@ impl Env {
 
     /// `cairn work <args>`, which must succeed; its JSON output.
     pub async fn cli(&self, args: &[&str]) -> Value {
+        serde_json::from_str(&self.cli_text(args).await).expect("the CLI prints JSON")
+    }
+
+    /// `cairn work <args>`, which must succeed; what it printed.
+    pub async fn cli_text(&self, args: &[&str]) -> String {
         let output = self.command().arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
         assert!(output.status.success(), "cairn work {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-        serde_json::from_slice(&output.stdout).expect("the CLI prints JSON")
+        String::from_utf8(output.stdout).expect("the CLI prints UTF-8")
     }
 
     /// `cairn work <args>`, which must fail; its stderr.
