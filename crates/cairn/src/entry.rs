@@ -10,6 +10,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+use crate::logging::{COMMAND_LOGS, SERVER_LOGS};
 use crate::roscoe_cli::exit::Exit;
 use crate::{Cli, deepwork_cli, roscoe_cli};
 
@@ -43,21 +44,23 @@ pub async fn main() -> ExitCode {
     let outcome = match program {
         Program::Cairn => {
             let cli = Cli::parse_from(args);
-            if let Err(error) = crate::logging::init(cli.log_format, cli.otlp_endpoint.as_deref().filter(|e| !e.is_empty())) {
+            let default = if cli.is_terminal_command() { COMMAND_LOGS } else { SERVER_LOGS };
+            if let Err(error) = crate::logging::init(cli.log_format, cli.otlp_endpoint.as_deref().filter(|e| !e.is_empty()), default) {
                 return logging_failed(&error);
             }
             crate::run(cli).await
         }
         Program::Deepwork => {
             let cli = deepwork_cli::DeepworkCli::parse_from(args);
-            if let Err(error) = crate::init_tracing() {
+            if let Err(error) = crate::init_tracing(SERVER_LOGS) {
                 return logging_failed(&error);
             }
             deepwork_cli::run(cli.command).await
         }
         Program::Roscoe => {
             let cli = roscoe_cli::RoscoeCli::parse_from(args);
-            if let Err(error) = crate::init_tracing() {
+            let default = if cli.args.is_terminal_command() { COMMAND_LOGS } else { SERVER_LOGS };
+            if let Err(error) = crate::init_tracing(default) {
                 return logging_failed(&error);
             }
             roscoe_cli::run(cli.args).await
@@ -71,7 +74,7 @@ pub async fn main() -> ExitCode {
 /// program's own pages; docs/benchmarks.md).
 pub async fn deepwork_main() -> ExitCode {
     let cli = deepwork_cli::DeepworkCli::parse();
-    if let Err(error) = crate::init_tracing() {
+    if let Err(error) = crate::init_tracing(SERVER_LOGS) {
         return logging_failed(&error);
     }
     exit_code(deepwork_cli::run(cli.command).await)

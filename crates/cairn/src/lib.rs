@@ -69,6 +69,14 @@ pub enum Command {
     Work(work_cli::WorkArgs),
 }
 
+impl Cli {
+    /// Whether this is a command at a terminal whose own output is its display (`cairn roscoe run`, `cairn roscoe
+    /// runs …`): it logs warnings only unless `RUST_LOG` says otherwise.
+    pub fn is_terminal_command(&self) -> bool {
+        matches!(&self.command, Command::Roscoe(args) if args.is_terminal_command())
+    }
+}
+
 /// Runs a parsed `cairn` command line.
 pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
@@ -88,11 +96,12 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     }
 }
 
-/// Sets up logging from `CAIRN_LOG_FORMAT`, `RUST_LOG` and `OTEL_EXPORTER_OTLP_ENDPOINT` ([`logging`]), for the
-/// `deepwork` and `roscoe` entry names.
-pub fn init_tracing() -> Result<(), String> {
+/// Sets up logging from `CAIRN_LOG_FORMAT`, `RUST_LOG` (else `default`: [`logging::SERVER_LOGS`] or
+/// [`logging::COMMAND_LOGS`]) and `OTEL_EXPORTER_OTLP_ENDPOINT` ([`logging`]), for the `deepwork` and `roscoe` entry
+/// names.
+pub fn init_tracing(default: &str) -> Result<(), String> {
     let (format, warning) = logging::LogFormat::from_env();
-    logging::init(format, logging::otlp_from_env().as_deref())?;
+    logging::init(format, logging::otlp_from_env().as_deref(), default)?;
     if let Some(warning) = warning {
         tracing::warn!("{warning}");
     }

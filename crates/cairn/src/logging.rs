@@ -39,11 +39,16 @@ pub fn otlp_from_env() -> Option<String> {
     std::env::var("OTEL_EXPORTER_OTLP_ENDPOINT").ok().filter(|v| !v.trim().is_empty())
 }
 
-/// Sets up logging to stderr in `format`, and trace export to `otlp` when given (call inside the tokio runtime); an
-/// endpoint cairn cannot send to is an error that says why.
-pub fn init(format: LogFormat, otlp: Option<&str>) -> Result<(), String> {
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,rmcp=warn,sqlx::postgres::notice=warn"));
+/// The log filter without `RUST_LOG`: a server's requests, calls and run events (`info`).
+pub const SERVER_LOGS: &str = "info,rmcp=warn,sqlx::postgres::notice=warn";
+/// The log filter without `RUST_LOG` for a command at a terminal (`roscoe run`, `roscoe runs …`): warnings only, so
+/// its own progress is all that shows.
+pub const COMMAND_LOGS: &str = "warn";
+
+/// Sets up logging to stderr in `format`, filtered by `RUST_LOG` or else `default`, and trace export to `otlp` when
+/// given (call inside the tokio runtime); an endpoint cairn cannot send to is an error that says why.
+pub fn init(format: LogFormat, otlp: Option<&str>, default: &str) -> Result<(), String> {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let otlp = otlp.map(Endpoint::parse).transpose()?.map(|endpoint| OtlpLayer::start(endpoint, "cairn"));
     let registry = tracing_subscriber::registry().with(filter).with(otlp);
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(false);

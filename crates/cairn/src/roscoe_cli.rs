@@ -48,6 +48,14 @@ pub struct RoscoeArgs {
     pub command: RoscoeCommand,
 }
 
+impl RoscoeArgs {
+    /// Whether this is a command at a terminal (everything but `mcp`, which serves a host): it logs warnings only
+    /// unless `RUST_LOG` says otherwise.
+    pub fn is_terminal_command(&self) -> bool {
+        !matches!(self.command, RoscoeCommand::Mcp)
+    }
+}
+
 /// Options of every roscoe command (`roscoe runs list --json` and `roscoe --json runs list` are the same).
 #[derive(Debug, Clone, Default, Args)]
 pub struct GlobalOptions {
