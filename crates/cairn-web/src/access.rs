@@ -55,7 +55,7 @@ pub enum Door {
 pub struct Rule {
     /// `GET`, `POST`, `PUT`, `DELETE`, or `*` for every method (MCP endpoints).
     pub method: &'static str,
-    /// The path, with `{name}` for one segment.
+    /// The path, with `{name}` for one segment and `{*name}` (last) for one or more.
     pub path: &'static str,
     /// The credential it takes.
     pub door: Door,
@@ -149,7 +149,7 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/sessions", Page, &[DeepworkRead]),
     rule("GET", "/sessions/{id}", Page, &[DeepworkRead]),
     rule("GET", "/docs", Page, ANYONE),
-    rule("GET", "/docs/{slug}", Page, ANYONE),
+    rule("GET", "/docs/{*slug}", Page, ANYONE),
 ];
 
 impl Rule {
@@ -163,6 +163,7 @@ impl Rule {
         loop {
             match (want.next(), got.next()) {
                 (None, None) => return true,
+                (Some(w), Some(g)) if w.starts_with("{*") && !g.is_empty() => return true,
                 (Some(w), Some(g)) if w.starts_with('{') && !g.is_empty() => {}
                 (Some(w), Some(g)) if w == g => {}
                 _ => return false,

@@ -55,7 +55,7 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::page))
         .route("/docs", get(docs::list))
-        .route("/docs/{slug}", get(docs::page))
+        .route("/docs/{*slug}", get(docs::page))
         .with_state(web)
 }
 
