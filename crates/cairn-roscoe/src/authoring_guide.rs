@@ -305,7 +305,7 @@ fn section(file: ConfigFile<'_>) -> Result<Option<Models>, ConfigError> {
         Value::Object(root) => root,
         _ => {
             return Err(fail(format!(
-                "{}the file must be a mapping of sections (models, pricing, server, hosts)",
+                "{}the file must be a mapping of sections (models, pricing, hosts)",
                 at("")
             )));
         }
