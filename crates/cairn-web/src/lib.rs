@@ -23,6 +23,7 @@ mod body_limit;
 mod csrf;
 mod early_close;
 mod error;
+mod graph;
 mod health;
 mod host_check;
 mod live;
@@ -32,6 +33,7 @@ mod rate_limit;
 mod security_headers;
 mod server_file;
 mod state;
+mod when;
 mod work_mcp;
 mod workspace;
 

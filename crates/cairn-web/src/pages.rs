@@ -184,11 +184,12 @@ async fn home(State(web): State<Web>, Query(q): Query<ProjectParam>) -> Result<R
     Ok(Redirect::to(&format!("/runs?project={}", ws.key)))
 }
 
-/// The vendored htmx files and the stylesheet.
+/// The vendored htmx files, the stylesheet and the run page's script.
 async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
     let (body, kind): (&'static str, &'static str) = match name.as_str() {
         "htmx.min.js" => (include_str!("../assets/htmx.min.js"), "text/javascript"),
         "hx-sse.min.js" => (include_str!("../assets/hx-sse.min.js"), "text/javascript"),
+        "run.js" => (include_str!("../assets/run.js"), "text/javascript"),
         "style.css" => (include_str!("../assets/style.css"), "text/css"),
         _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
     };

@@ -84,6 +84,8 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
         .await;
     assert_eq!(pending(&judged, "nodeType"), "human", "{judged}");
     assert!(pending(&judged, "prompt").contains("1. ship — Ship now"));
+    let labels: Vec<&Value> = judged["pendingStep"]["transitions"].as_array().unwrap().iter().map(|t| &t["label"]).collect();
+    assert_eq!(labels, [&json!("Ship now"), &json!("Stop")], "each choice carries its label: {judged}");
     assert_eq!(judged["billingMode"], "subscription");
     assert!(judged["inputTokens"].as_i64().unwrap() > 0);
 

@@ -95,6 +95,15 @@ try {
   check(new URL(page.url()).pathname === `/runs/${started.runId}`, '/open/runs/… redirects to the run page');
   await page.locator('#pending').filter({ hasText: 'draft' }).waitFor();
   check(await page.locator('#decision').count() === 0, 'no decision buttons while an agent holds the step');
+  const graphNode = (id) => page.locator(`#graph g.gnode[data-node="${id}"]`);
+  check(await graphNode('draft').getAttribute('data-status') === 'paused', 'the graph colours the waiting node');
+  check((await graphNode('draft').getAttribute('class')).includes('current'), 'and marks it as the current step');
+  check(await graphNode('ask').getAttribute('data-status') === 'none', 'a node not run yet has no status');
+  check(await page.locator('#graph .terminal-end').count() === 1 && await page.locator('#graph .terminal-fail').count() === 1,
+    'the graph shows the terminal targets');
+  check(await page.locator('#graph .edge-label', { hasText: 'success' }).count() === 1, 'edges carry their events');
+  const fill = await page.locator('#graph g.gnode[data-node="draft"] rect').evaluate((r) => getComputedStyle(r).fill);
+  check(fill === 'rgb(255, 243, 205)', `the waiting node is drawn in the paused colour (${fill})`);
   await page.evaluate(() => { window.notReloaded = true; });
 
   // Advance through MCP while the page is open: it must show the human step by itself.
@@ -103,10 +112,19 @@ try {
   const ship = page.locator('#decision button[value="ship"]');
   await ship.waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), 'the run page updated live, without a reload');
+  check(await graphNode('draft').getAttribute('data-status') === 'completed', 'live: the agent step turned completed');
+  check(await graphNode('ask').getAttribute('data-status') === 'paused'
+    && (await graphNode('ask').getAttribute('class')).includes('current'), 'live: the human step is now the current one');
   noViolations('the live run page');
-  const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => b.value));
-  check(JSON.stringify(buttons) === JSON.stringify(['ship', 'stop']), `one button per valid transition: ${buttons}`);
+  const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => `${b.value}=${b.textContent}`));
+  check(JSON.stringify(buttons) === JSON.stringify(['ship=Ship it', 'stop=Stop here']), `one button per transition, labelled: ${buttons}`);
   check(await page.locator('#timeline tr[data-node="draft"]').count() === 1, 'the timeline lists the agent step');
+  check(/ago|just now/.test(await page.locator('#timeline tr[data-node="draft"] time').textContent()), 'times read as "… ago"');
+  check(/^\d{4}-\d\d-\d\dT/.test(await page.locator('#timeline tr[data-node="draft"] time').getAttribute('title')), 'with the exact time on hover');
+  await page.locator('#graph a[href="#node-draft"]').click();
+  check(new URL(page.url()).hash === '#node-draft', 'clicking a node leads to its details');
+  await page.locator('#node-draft details[open]').first().waitFor();
+  check((await page.locator('#node-draft').textContent()).includes('A haiku about cairns'), 'which show its output');
   await page.screenshot({ path: path.join(artifacts, 'run-page.png'), fullPage: true });
 
   // The person decides in the browser.
@@ -115,6 +133,7 @@ try {
   check(true, 'clicking the decision completes the run');
   const status = await roscoe('get_run_status', { global: true, run_id: started.runId });
   check(status.status === 'completed', 'MCP sees the run completed');
+  check((await page.locator('#node-ask .decided-by').textContent()).includes('decided by'), 'the page says who decided, and when');
   await page.screenshot({ path: path.join(artifacts, 'run-completed.png'), fullPage: true });
   noViolations('the run page after the decision');
 

@@ -17,7 +17,7 @@ use crate::database::TestDatabase;
 /// An agent drafts, a person decides.
 pub const SHIP: &str = "name: ship\ndescription: Draft, then a person decides\ninitial: draft\nnodes:\n  draft:\n    \
     type: ai_agent\n    label: Draft\n    config: { prompt: Write a haiku }\n    transitions: { success: ask }\n  ask:\n    \
-    type: human\n    label: Ship?\n    config: { prompt: Ship it? }\n    transitions: { ship: $end, stop: $fail }\n";
+    type: human\n    label: Ship?\n    config: { prompt: Ship it?, labels: { ship: Ship it, stop: Stop here } }\n    transitions: { ship: $end, stop: $fail }\n";
 
 /// Only a person's decision.
 pub const DECIDE: &str = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    config: { prompt: Go? }\n    \
