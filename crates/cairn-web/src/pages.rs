@@ -7,6 +7,7 @@
 //! pages act as whoever signed in with a work token (`signin.rs`).
 
 mod docs;
+mod home;
 mod runs;
 mod sessions;
 mod signin;
@@ -14,9 +15,8 @@ mod work;
 mod workflows;
 
 use askama::Template;
-use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
@@ -34,7 +34,7 @@ use crate::workspace::{self, Project, Workspace};
 /// Every page, form target and asset.
 pub(crate) fn routes(web: Web) -> Router {
     Router::new()
-        .route("/", get(home))
+        .route("/", get(home::page))
         .route("/assets/{name}", get(asset))
         .route("/workflows", get(workflows::list))
         .route("/workflows/{id}", get(workflows::page))
@@ -176,12 +176,6 @@ pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<
         "csrf",
         "the form's security token is missing or stale (the server may have restarted); reload the page and try again",
     )))
-}
-
-/// `/` → the runs of the workspace.
-async fn home(State(web): State<Web>, Query(q): Query<ProjectParam>) -> Result<Redirect, PageError> {
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    Ok(Redirect::to(&format!("/runs?project={}", ws.key)))
 }
 
 /// The vendored htmx files, the stylesheet and the run page's script.

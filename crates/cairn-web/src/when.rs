@@ -33,13 +33,6 @@ impl Moment {
         };
         Moment { exact: text.to_owned(), ago }
     }
-
-    /// From milliseconds since the epoch (the work facade's times).
-    pub(crate) fn of_millis(ms: i64) -> Moment {
-        DateTime::<Utc>::from_timestamp_millis(ms)
-            .map(|t| Moment::of(&t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)))
-            .unwrap_or_default()
-    }
 }
 
 /// The largest unit of `seconds` and, below a day, the next one ("1 h 5 min", "3 min", "12 s", "4 days").

@@ -328,6 +328,9 @@ pub(crate) struct ResumeForm {
     comment: String,
     #[serde(default)]
     node_id: String,
+    /// `home` when the form is the home page's inbox, which it goes back to.
+    #[serde(default)]
+    back: String,
 }
 
 /// The run page of `id` (run ids are lower-case alphanumeric; anything else cannot be a run).
@@ -351,6 +354,9 @@ pub(crate) async fn resume(
     let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
     let node_id = Some(form.node_id).filter(|n| !n.is_empty());
     web.runs.resume(&ws.scope, &id, node_id, form.transition, comment, &visit.actor()?).await?;
+    if form.back == "home" {
+        return Ok(Redirect::to(&format!("/?project={}", ws.key)));
+    }
     back(&id, &ws)
 }
 

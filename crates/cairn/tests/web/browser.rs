@@ -1,4 +1,4 @@
-//! The browser tests: `browser.mjs` and `decide.mjs` (Node + playwright-core + Debian chromium) against a real
+//! The browser tests: `browser.mjs`, `decide.mjs` and `home.mjs` (Node + playwright-core + Debian chromium) against a real
 //! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::support::{Mcp, http, json_of, start, start_with, token, token_as};
+use crate::support::{Mcp, http, json_of, project, start, start_with, token, token_as};
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -110,4 +110,31 @@ async fn a_decision_made_in_the_browser_is_recorded_with_the_signed_in_person() 
     let decided: Vec<&Value> = history["actions"].as_array().unwrap().iter().filter(|a| a["action"] == "decide").collect();
     assert_eq!(decided.len(), 1, "{history}");
     assert_eq!((decided[0]["principal"].as_str(), decided[0]["via"].as_str()), (Some("Ada (person)"), Some("web")));
+}
+
+#[tokio::test]
+async fn the_home_inbox_lists_decisions_of_every_workspace_and_answers_them() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    let client = http();
+    let url = |p: &str| env.served.url(p);
+    let global = json_of(client.post(url("/api/runs?project=global")).json(&json!({"workflowId": "decide"}))).await;
+    let repo = project(&env, "shop");
+    let roscoe = Mcp::connect(url("/roscoe/mcp"), &token_as(&env, "drafter", "agent", "roscoe:run")).await;
+    let started = roscoe.ok("start_workflow", json!({"cwd": repo.to_string_lossy(), "id": "decide"})).await;
+    let project_run = started["runId"].as_str().unwrap().to_owned();
+    let project_id = started["url"].as_str().unwrap().rsplit("project=").next().unwrap().to_owned();
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("GLOBAL_RUN", global["runId"].as_str().unwrap().to_owned()),
+        ("PROJECT_RUN", project_run.clone()),
+    ];
+    run_script("home.mjs", &vars).await;
+    let answered = json_of(client.get(url(&format!("/api/runs/{project_run}?project={project_id}")))).await;
+    assert_eq!(answered["run"]["status"], "completed", "{answered}");
+    let ask = answered["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
+    assert_eq!(ask["output"]["choice"], "ship", "{ask}");
+    assert_eq!(ask["output"]["decidedBy"], "web");
 }
