@@ -12,6 +12,7 @@ mod runs;
 mod sessions;
 mod signin;
 mod work;
+mod work_item;
 mod workflows;
 
 use askama::Template;
@@ -47,7 +48,10 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/runs/{id}/retry", post(runs::retry))
         .route("/open/runs/{id}", get(runs::open))
         .route("/work", get(work::board))
+        .route("/work/items/{id}", get(work_item::page))
         .route("/work/items/{id}/claim", post(work::claim))
+        .route("/work/items/{id}/handoff", post(work_item::handoff))
+        .route("/work/items/{id}/state", post(work_item::set_state))
         .route("/work/documents", get(work::documents))
         .route("/work/spaces/{space_id}/documents/{document_id}", get(work::document))
         .route("/signin", get(signin::page).post(signin::sign_in))

@@ -29,7 +29,7 @@ use crate::page::PageKey;
 pub use admin::NewToken;
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
-pub use items::{ItemList, ListQuery};
+pub use items::{ItemEvent, ItemHistory, ItemList, ListQuery};
 pub use signins::{SIGN_IN_TTL_MS, SignIn};
 
 /// How often a change is retried when another writer changed the same row first (Postgres; SQLite serializes).

@@ -165,8 +165,6 @@ try {
   await card.locator('.evidence li[data-kind="rolled"]').waitFor({ timeout: 20000 });
   check((await card.locator('.evidence li[data-kind="merged"]').textContent()).includes('abc1234def56'), 'the card shows the merge commit');
   check((await card.locator('.evidence .service').textContent()) === 'production', 'and the service it rolled to');
-  await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
-
   // Signed in with the token, the board acts as its principal: a claim from the board is theirs.
   await page.goto(`${base}/signin?next=/work`);
   await page.fill('#token', token);
@@ -181,6 +179,36 @@ try {
   const claimed = page.locator(`[data-state="claimed"] .card[data-item="${secondId}"]`);
   await claimed.waitFor({ timeout: 20000 });
   check((await claimed.locator('.claimant').textContent()).includes('claude-worker'), 'the claim button claims as the signed-in principal');
+
+  // Block, hand off and finish from the board and the item's page, as the signed-in principal.
+  await claimed.locator('button[value="blocked"]').click();
+  await page.locator(`[data-state="blocked"] .card[data-item="${secondId}"]`).waitFor({ timeout: 20000 });
+  check(true, 'Block moves the card to the blocked column');
+  await page.locator(`.card[data-item="${secondId}"] a.handoff`).click();
+  await page.waitForURL((url) => url.pathname === `/work/items/${secondId}`);
+  const kinds = await page.locator('#history tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  check(JSON.stringify(kinds) === JSON.stringify(['created', 'claimed', 'state_changed']), `the item page shows its history: ${kinds}`);
+  check(/ago|just now/.test(await page.locator('#history time').first().textContent()), 'with humanised times');
+  await page.fill('#handoff-note', 'Screenshots taken; the README text is left');
+  await page.fill('#handoff-to', 'ada');
+  await page.click('#handoff button[type="submit"]');
+  await page.locator('#item-state[data-state="open"]').waitFor();
+  check((await page.locator('#history tr[data-kind="handed_off"]').textContent()).includes('handed it off to ada: Screenshots taken'),
+    'a hand-off from the item page reopens it and is in its history');
+  await page.goto(`${base}/work`);
+  await card.locator('button[value="done"]').click();
+  await page.locator(`[data-state="done"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
+  check(true, 'Finish on the card moves it to done');
+  const listed = await work('work_list', { state: 'done' });
+  check((listed.items ?? []).some((i) => i.id === itemId && i.done_by), 'the work tools see it done');
+  await page.goto(`${base}/work?q=readme`);
+  check(await page.locator('.card').count() === 1 && await page.locator(`.card[data-item="${secondId}"]`).count() === 1,
+    'the text filter keeps only the matching card');
+  const widths = await page.locator('.column').evaluateAll((cs) => cs.map((c) => Math.round(c.getBoundingClientRect().width)));
+  check(new Set(widths).size === 1, `the board's columns are even: ${widths}`);
+  await page.goto(`${base}/work`);
+  await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
+
   await page.click('header form.signout button');
   await page.waitForURL(`${base}/signin`);
   check(!(await page.context().cookies()).some((c) => c.name === 'cairn_session'), 'signing out clears the cookie');

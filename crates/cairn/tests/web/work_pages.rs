@@ -77,7 +77,7 @@ async fn evidence_recorded_over_mcp_shows_on_the_board_escaped() {
     assert!(card.contains(r#"<code title="abc1234def5678abc1234def5678abc1234def56">abc1234def56</code>"#), "{card}");
     assert!(card.contains("2026-01-02T03:04:05.000Z"), "when it merged: {card}");
     assert!(card.contains(r#"data-kind="rolled">acme/web#742 <strong>rolled</strong> to <strong class="service">prod-eu</strong>"#), "{card}");
-    assert!(card.contains("recorded by <span class=\"recorded-by\">ci &#60;b&#62;bot&#60;/b&#62; (service)</span> at "), "{card}");
+    assert!(card.contains("recorded by <span class=\"recorded-by\">ci &#60;b&#62;bot&#60;/b&#62; (service)</span> <time datetime="), "{card}");
     assert!(card.contains(r#"Acme/Web#744: <span class="muted">no evidence recorded</span>"#), "{card}");
     assert!(card.contains("Ship &#60;i&#62;SSO&#60;/i&#62;"), "{card}");
     assert!(!board.contains("<b>bot</b>") && !board.contains("<i>SSO</i>"), "untrusted text is never markup");
