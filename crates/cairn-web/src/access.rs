@@ -153,6 +153,9 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/sessions/{id}", Page, &[DeepworkRead]),
     rule("GET", "/docs", Page, ANYONE),
     rule("GET", "/docs/{*slug}", Page, ANYONE),
+    rule("GET", "/settings", Page, ANYONE),
+    rule("POST", "/settings/tokens", Page, ANYONE),
+    rule("POST", "/settings/tokens/{id}/revoke", Page, ANYONE),
 ];
 
 impl Rule {

@@ -10,6 +10,7 @@ mod docs;
 mod home;
 mod runs;
 mod sessions;
+mod settings;
 mod signin;
 mod work;
 mod work_item;
@@ -58,6 +59,9 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/signout", post(signin::sign_out))
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::page))
+        .route("/settings", get(settings::page))
+        .route("/settings/tokens", post(settings::create))
+        .route("/settings/tokens/{id}/revoke", post(settings::revoke))
         .route("/docs", get(docs::list))
         .route("/docs/{*slug}", get(docs::page))
         .with_state(web)

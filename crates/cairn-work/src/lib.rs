@@ -26,7 +26,7 @@ pub use auth::{Caller, Kind, Scope, WORK_READ, WORK_WRITE};
 pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
-    Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
+    Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, OwnedAccount, TokenInfo, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
     SIGN_IN_TTL_MS, Service, SignIn, Space,
 };
 pub use status::{AssessedPiece, PullRequestState};

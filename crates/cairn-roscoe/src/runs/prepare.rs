@@ -14,7 +14,7 @@ use crate::actor::Actor;
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::now_ms;
 use crate::definition::{self, Workflow};
-use crate::engine::{self, ModelSettings, Price, Run, RunStatus};
+use crate::engine::{self, ModelSettings, Run, RunStatus};
 use crate::error::Error;
 use crate::scope::Scope;
 use crate::source::Source;
@@ -95,23 +95,7 @@ impl Runs {
             available: Vec::new(),
             aliases: Vec::new(),
         });
-        let mut pricing = std::collections::BTreeMap::new();
-        let mut files = vec![self.home().join("roscoe.yaml")];
-        if let Some(root) = scope.root() {
-            files.push(root.join("roscoe.yaml"));
-        }
-        for file in files {
-            let Ok(bytes) = crate::files::read_regular(&file, crate::sources::MAX_FILE_BYTES as u64) else { continue };
-            let Ok(text) = String::from_utf8(bytes) else { continue };
-            let Ok(doc) = cairn_yaml::parse(&text) else { continue };
-            if let Some(Value::Object(prices)) = doc.value.get("pricing") {
-                pricing.clear();
-                for (model, price) in prices {
-                    let read = |k: &str| price.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                    pricing.insert(model.clone(), Price { input: read("input"), output: read("output") });
-                }
-            }
-        }
+        let (pricing, _) = self.inner.service.pricing(scope);
         ModelSettings {
             default: models.default,
             aliases: models.aliases.into_iter().collect(),

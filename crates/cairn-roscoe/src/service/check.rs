@@ -166,7 +166,7 @@ impl Service {
 
 /// A `roscoe.yaml` file's path and text, `None` when it does not exist. It is read like a workflow file: a regular
 /// file of at most 1 MiB, never waited on.
-fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
+pub(super) fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
     let shown = path.display().to_string();
     match crate::files::read_regular(path, MAX_FILE_BYTES as u64) {
         Ok(bytes) => match String::from_utf8(bytes) {
@@ -181,7 +181,7 @@ fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
     }
 }
 
-fn config_file((path, text): &(String, String)) -> ConfigFile<'_> {
+pub(super) fn config_file((path, text): &(String, String)) -> ConfigFile<'_> {
     ConfigFile { path, text }
 }
 

@@ -89,15 +89,17 @@ pub async fn get_account<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -
         .bind(id)
         .fetch_optional(db)
         .await?;
-    row.map(|row| {
-        Ok(AccountRow {
-            id: row.try_get("id")?,
-            name: row.try_get("name")?,
-            default_repository: row.try_get("default_repository")?,
-            created_at: row.try_get("created_at")?,
-        })
+    row.as_ref().map(account).transpose()
+}
+
+/// An account from a row of `work_accounts`.
+fn account(row: &AnyRow) -> Result<AccountRow, Error> {
+    Ok(AccountRow {
+        id: row.try_get("id")?,
+        name: row.try_get("name")?,
+        default_repository: row.try_get("default_repository")?,
+        created_at: row.try_get("created_at")?,
     })
-    .transpose()
 }
 
 /// Sets an account's default repository; false when there is no such account.
@@ -235,27 +237,54 @@ pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
     .bind(id)
     .fetch_optional(db)
     .await?;
-    row.map(|row| {
-        let token = TokenRow {
-            id: row.try_get("id")?,
-            principal_id: row.try_get("principal_id")?,
-            secret_hash: row.try_get("secret_hash")?,
-            scopes: row.try_get("scopes")?,
-            created_at: row.try_get("created_at")?,
-            expires_at: opt_i64(&row, "expires_at")?,
-            revoked_at: opt_i64(&row, "revoked_at")?,
-            last_used_at: opt_i64(&row, "last_used_at")?,
-        };
-        let principal = PrincipalRow {
-            id: token.principal_id.clone(),
-            home_account_id: row.try_get("home_account_id")?,
-            kind: row.try_get("kind")?,
-            display_name: row.try_get("display_name")?,
-            created_at: row.try_get("principal_created_at")?,
-        };
-        Ok((token, principal))
-    })
-    .transpose()
+    row.as_ref().map(token_and_principal).transpose()
+}
+
+/// The tokens of the principals whose home is account `account`, revoked ones included, newest first.
+pub async fn list_tokens<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    account: &str,
+) -> Result<Vec<(TokenRow, PrincipalRow)>, Error> {
+    let rows = sqlx::query(
+        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
+         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
+         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id WHERE p.home_account_id = $1 \
+         ORDER BY t.created_at DESC, t.id",
+    )
+    .bind(account)
+    .fetch_all(db)
+    .await?;
+    rows.iter().map(token_and_principal).collect()
+}
+
+/// Every account, oldest first.
+pub async fn list_accounts<'e, E: Executor<'e, Database = Any>>(db: E) -> Result<Vec<AccountRow>, Error> {
+    let rows = sqlx::query("SELECT id, name, default_repository, created_at FROM work_accounts ORDER BY created_at, id")
+        .fetch_all(db)
+        .await?;
+    rows.iter().map(account).collect()
+}
+
+/// A token and its principal from a row of the token queries above.
+fn token_and_principal(row: &AnyRow) -> Result<(TokenRow, PrincipalRow), Error> {
+    let token = TokenRow {
+        id: row.try_get("id")?,
+        principal_id: row.try_get("principal_id")?,
+        secret_hash: row.try_get("secret_hash")?,
+        scopes: row.try_get("scopes")?,
+        created_at: row.try_get("created_at")?,
+        expires_at: opt_i64(row, "expires_at")?,
+        revoked_at: opt_i64(row, "revoked_at")?,
+        last_used_at: opt_i64(row, "last_used_at")?,
+    };
+    let principal = PrincipalRow {
+        id: token.principal_id.clone(),
+        home_account_id: row.try_get("home_account_id")?,
+        kind: row.try_get("kind")?,
+        display_name: row.try_get("display_name")?,
+        created_at: row.try_get("principal_created_at")?,
+    };
+    Ok((token, principal))
 }
 
 /// Revokes token `id` at `now`; false when there is no such token or it was already revoked.

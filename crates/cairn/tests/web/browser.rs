@@ -1,4 +1,4 @@
-//! The browser tests: `browser.mjs`, `decide.mjs` and `home.mjs` (Node + playwright-core + Debian chromium) against a real
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs` and `settings.mjs` (Node + playwright-core + Debian chromium) against a real
 //! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
@@ -41,9 +41,9 @@ fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     Some((chromium, playwright, artifacts))
 }
 
-/// Runs `script` (a file beside this one) with `vars`; asserts every check passed.
-async fn run_script(script: &str, vars: &[(&str, String)]) {
-    let Some((chromium, playwright, artifacts)) = tools() else { return };
+/// Runs `script` (a file beside this one) with `vars`; asserts every check passed, and returns what it printed.
+async fn run_script(script: &str, vars: &[(&str, String)]) -> String {
+    let Some((chromium, playwright, artifacts)) = tools() else { return String::new() };
     let mut command = tokio::process::Command::new("node");
     command
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/web").join(script))
@@ -58,6 +58,7 @@ async fn run_script(script: &str, vars: &[(&str, String)]) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed:\n{stdout}\n{stderr}");
     assert!(stdout.lines().last().is_some_and(|l| l.ends_with("passed, 0 failed")), "{stdout}");
+    stdout.into_owned()
 }
 
 #[tokio::test]
@@ -137,4 +138,26 @@ async fn the_home_inbox_lists_decisions_of_every_workspace_and_answers_them() {
     let ask = answered["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
     assert_eq!(ask["output"]["choice"], "ship", "{ask}");
     assert_eq!(ask["output"]["decidedBy"], "web");
+}
+
+#[tokio::test]
+async fn an_account_owner_sees_the_settings_and_creates_and_revokes_tokens() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start_with(&["--require-auth"]).await;
+    let yaml = "models:\n  default: claude-haiku-4-5\npricing:\n  claude-haiku-4-5: { input: 3.0, output: 15.0 }\n";
+    std::fs::write(env.home.join("roscoe.yaml"), yaml).unwrap();
+    let owner = token_as(&env, "Ada", "person", "roscoe:read");
+    let victim = token_as(&env, "old-bot", "agent", "roscoe:run");
+    let victim_id = format!("tok_{}", &victim["cairn_".len().."cairn_".len() + 26]);
+    let client = http();
+    let runs = env.served.url("/api/runs?project=global");
+    assert_eq!(client.get(&runs).bearer_auth(&victim).send().await.unwrap().status(), 200, "the token works at first");
+    let vars = [("CAIRN_BASE", env.served.base.clone()), ("OWNER_TOKEN", owner), ("VICTIM_ID", victim_id)];
+    let printed = run_script("settings.mjs", &vars).await;
+    assert_eq!(client.get(&runs).bearer_auth(&victim).send().await.unwrap().status(), 401, "revoked in the browser, refused");
+    let made = printed.lines().find_map(|l| l.strip_prefix("NEW_TOKEN ")).expect("the new token").to_owned();
+    let work = env.served.url("/api/work/items");
+    assert_eq!(client.get(&work).bearer_auth(&made).send().await.unwrap().status(), 200, "the token made in the browser works");
 }
