@@ -133,7 +133,12 @@ pub const RULES: &[Rule] = &[
     // Pages.
     rule("GET", "/", Page, ANYONE),
     rule("GET", "/workflows", Page, READ),
+    rule("GET", "/workflows/new", Page, READ),
+    rule("POST", "/workflows/new", Page, WRITE),
+    rule("POST", "/workflows/check", Page, READ),
     rule("GET", "/workflows/{id}", Page, READ),
+    rule("GET", "/workflows/{id}/edit", Page, READ),
+    rule("POST", "/workflows/{id}/edit", Page, WRITE),
     rule("POST", "/workflows/{id}/start", Page, RUN),
     rule("GET", "/runs", Page, READ),
     rule("GET", "/runs/{id}", Page, READ),

@@ -7,6 +7,7 @@
 //! pages act as whoever signed in with a work token (`signin.rs`).
 
 mod docs;
+mod editor;
 mod home;
 mod runs;
 mod sessions;
@@ -39,7 +40,10 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/", get(home::page))
         .route("/assets/{name}", get(asset))
         .route("/workflows", get(workflows::list))
+        .route("/workflows/new", get(editor::new).post(editor::create))
+        .route("/workflows/check", post(editor::check_draft))
         .route("/workflows/{id}", get(workflows::page))
+        .route("/workflows/{id}/edit", get(editor::edit).post(editor::save))
         .route("/workflows/{id}/start", post(workflows::start))
         .route("/runs", get(runs::list))
         .route("/runs/{id}", get(runs::page))
@@ -186,12 +190,15 @@ pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<
     )))
 }
 
-/// The vendored htmx files, the stylesheet and the run page's script.
+/// The vendored htmx and CodeMirror files, the stylesheet and the run page's and editor's scripts.
 async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
     let (body, kind): (&'static str, &'static str) = match name.as_str() {
         "htmx.min.js" => (include_str!("../assets/htmx.min.js"), "text/javascript"),
         "hx-sse.min.js" => (include_str!("../assets/hx-sse.min.js"), "text/javascript"),
         "run.js" => (include_str!("../assets/run.js"), "text/javascript"),
+        "editor.js" => (include_str!("../assets/editor.js"), "text/javascript"),
+        "codemirror.js" => (include_str!("../assets/codemirror.js"), "text/javascript"),
+        "codemirror.css" => (include_str!("../assets/codemirror.css"), "text/css"),
         "style.css" => (include_str!("../assets/style.css"), "text/css"),
         _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
     };

@@ -10,7 +10,7 @@ use super::{Body, LintWarning, Service, Subject, errors, invalid, warnings};
 use crate::authoring_guide::{
     ConfigError, ConfigFile, Models, WorkflowSchemaInfo, load_models, workflow_schema_info,
 };
-use crate::definition::{self, Options};
+use crate::definition::{self, Diagnostic, Options};
 use crate::diagram::{Diagram, diagram};
 use crate::error::Error;
 use crate::scope::Scope;
@@ -142,13 +142,23 @@ impl Service {
                 });
             }
         };
+        let diagnostics = self.diagnose(scope, &text, id)?;
+        Ok(Linted {
+            errors: errors(&diagnostics),
+            warnings: warnings(&diagnostics),
+        })
+    }
+
+    /// What `lint_workflow` finds in the text of workflow `id` (`None` for a new one), each finding with its line
+    /// and column where known: for an editor to show them on their lines.
+    pub fn diagnose(&self, scope: &Scope, text: &str, id: Option<String>) -> Result<Vec<Diagnostic>, Error> {
         let sources = self.sources(scope);
         let mut ids = self.ids(&sources)?;
         if let Some(id) = &id {
             ids.insert(id.clone());
         }
         let validation = definition::validate(
-            &text,
+            text,
             &Options {
                 id,
                 lint: true,
@@ -157,10 +167,7 @@ impl Service {
                 calls: Some(self.calls(&sources)?),
             },
         );
-        Ok(Linted {
-            errors: errors(&validation.diagnostics),
-            warnings: warnings(&validation.diagnostics),
-        })
+        Ok(validation.diagnostics)
     }
 }
 

@@ -1,4 +1,4 @@
-//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs` and `settings.mjs` (Node + playwright-core + Debian chromium) against a real
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs` and `editor.mjs` (Node + playwright-core + Debian chromium) against a real
 //! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
@@ -160,4 +160,16 @@ async fn an_account_owner_sees_the_settings_and_creates_and_revokes_tokens() {
     let made = printed.lines().find_map(|l| l.strip_prefix("NEW_TOKEN ")).expect("the new token").to_owned();
     let work = env.served.url("/api/work/items");
     assert_eq!(client.get(&work).bearer_auth(&made).send().await.unwrap().status(), 200, "the token made in the browser works");
+}
+
+#[tokio::test]
+async fn the_editor_marks_diagnostics_on_their_lines_and_saves_safely() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    run_script("editor.mjs", &[("CAIRN_BASE", env.served.base.clone())]).await;
+    let saved = std::fs::read_to_string(env.home.join("workflows/ship.yaml")).unwrap();
+    assert!(saved.contains("Write a sonnet") && !saved.contains("Drafting"), "{saved}");
+    assert!(env.home.join("workflows/from-template.yaml").is_file(), "the new workflow is a file");
 }
