@@ -8,7 +8,8 @@ document.addEventListener('DOMContentLoaded', () => {
   if (!form || !textarea || !window.CodeMirror) return;
   const editor = window.CodeMirror.fromTextArea(textarea, {
     mode: 'yaml', lineNumbers: true, indentUnit: 2, tabSize: 2, gutters: ['findings', 'CodeMirror-linenumbers'],
-    extraKeys: { Tab: (cm) => cm.replaceSelection('  '), 'Shift-Tab': false },
+    // Tab and Shift-Tab leave the editor, as everywhere else on the page (indent with spaces).
+    extraKeys: { Tab: false, 'Shift-Tab': false },
   });
   editor.getInputField().setAttribute('aria-label', 'Workflow YAML');
   window.workflowEditor = editor;

@@ -51,6 +51,21 @@ pub(crate) struct GraphNode {
     pub(crate) status: String,
 }
 
+impl GraphNode {
+    /// The line under the label: the type, the status in the run shown, and `now` on the current step — in words,
+    /// so the status does not rest on colour alone (it is also the link's accessible name, with the label).
+    fn caption(&self, current: bool) -> String {
+        let mut caption = self.kind.clone();
+        if !self.status.is_empty() {
+            caption = format!("{caption} · {}", self.status);
+        }
+        if current {
+            caption.push_str(" · now");
+        }
+        caption
+    }
+}
+
 impl From<Diagram> for Graph {
     fn from(diagram: Diagram) -> Graph {
         let nodes = diagram
@@ -204,20 +219,12 @@ impl Graph {
             let Some((xy, size)) = canvas.shapes.get(&node.id) else { continue };
             let current = self.current.as_deref() == Some(node.id.as_str());
             let status = if node.status.is_empty() { "none" } else { node.status.as_str() };
-            let mut name = format!("{} ({}", node.label, node.kind);
-            if !node.status.is_empty() {
-                let _ = write!(name, ", {}", node.status);
-            }
-            if current {
-                name.push_str(", current step");
-            }
-            name.push(')');
             let _ = write!(
                 svg,
-                "<a href=\"#node-{id}\" aria-label=\"{name}\"><g class=\"gnode status-{status}{current}\" data-node=\"{id}\" \
+                "<a href=\"#node-{id}\"><g class=\"gnode status-{status}{current}\" data-node=\"{id}\" \
                  data-status=\"{status}\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"6\"/>\
                  <text class=\"label\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{label}</text>\
-                 <text class=\"kind\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{kind}{marker}</text></g></a>",
+                 <text class=\"kind\" x=\"{cx:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{kind}</text></g></a>",
                 xy.x,
                 xy.y,
                 size.x,
@@ -225,12 +232,10 @@ impl Graph {
                 xy.y + 18.0,
                 xy.y + 35.0,
                 id = escape(&node.id),
-                name = escape(&name),
                 current = if current { " current" } else { "" },
                 cx = xy.x + size.x / 2.0,
                 label = escape(&node.label),
-                kind = escape(&node.kind),
-                marker = if current { " · now" } else { "" },
+                kind = escape(&node.caption(current)),
             );
         }
         for (id, text) in [("$end", "end"), ("$fail", "fail")] {
@@ -256,7 +261,8 @@ impl Graph {
         let mut graph = VisualGraph::new(orientation);
         let mut handles = BTreeMap::new();
         for node in &self.nodes {
-            let chars = node.label.chars().count().max(node.kind.chars().count() + 6) as f64;
+            let current = self.current.as_deref() == Some(node.id.as_str());
+            let chars = node.label.chars().count().max(node.caption(current).chars().count()) as f64;
             let size = Point::new(chars * CHAR_WIDTH + 24.0, NODE_HEIGHT);
             let element = Element::create_with_properties(
                 ShapeKind::new_box(&node.label),

@@ -102,7 +102,8 @@ fn markdown(slug: &str, source: &str) -> String {
     });
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);
-    out
+    // A code block wider than the page scrolls; the keyboard must be able to reach it to scroll it.
+    out.replace("<pre>", "<pre tabindex=\"0\">")
 }
 
 /// The `/docs/…` path of a relative link to a `.md` page (`../concepts/x.md#y` from `guides/z`), or `None` for

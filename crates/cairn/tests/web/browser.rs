@@ -1,4 +1,4 @@
-//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs` and `editor.mjs` (Node + playwright-core + Debian chromium) against a real
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real
 //! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
@@ -23,15 +23,17 @@ fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
         .map(PathBuf::from)
         .unwrap_or_else(|_| workspace_root().join("target/web-test"));
     let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let ready = chromium.is_file() && playwright.join("node_modules/playwright-core").is_dir() && node;
+    let ready = chromium.is_file()
+        && ["playwright-core", "axe-core"].iter().all(|p| playwright.join("node_modules").join(p).is_dir())
+        && node;
     if !ready {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "CI must install chromium, node and playwright-core ({}, {})",
+            "CI must install chromium, node, playwright-core and axe-core ({}, {})",
             chromium.display(),
             playwright.display()
         );
-        eprintln!("skipped: the browser test needs {} and playwright-core in {}", chromium.display(), playwright.display());
+        eprintln!("skipped: the browser test needs {} and playwright-core and axe-core in {}", chromium.display(), playwright.display());
         return None;
     }
     let artifacts = std::env::var("WEB_ARTIFACTS")
@@ -172,4 +174,13 @@ async fn the_editor_marks_diagnostics_on_their_lines_and_saves_safely() {
     let saved = std::fs::read_to_string(env.home.join("workflows/ship.yaml")).unwrap();
     assert!(saved.contains("Write a sonnet") && !saved.contains("Drafting"), "{saved}");
     assert!(env.home.join("workflows/from-template.yaml").is_file(), "the new workflow is a file");
+}
+
+#[tokio::test]
+async fn every_page_passes_axe_fits_700_px_and_is_reachable_by_keyboard() {
+    if tools().is_none() {
+        return;
+    }
+    let env = crate::crawl::populated().await;
+    run_script("axe.mjs", &[("CAIRN_BASE", env.served.base.clone())]).await;
 }

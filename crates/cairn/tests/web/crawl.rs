@@ -13,7 +13,7 @@ use crate::support::{Env, Mcp, http, start, token};
 const MAX_PAGES: usize = 600;
 
 /// A server with something on every page: a paused run, a finished run and a work item with history.
-async fn populated() -> Env {
+pub async fn populated() -> Env {
     let env = start().await;
     let client = http();
     for workflow in ["ship", "decide"] {
