@@ -224,19 +224,24 @@ pub async fn insert_token<'e, E: Executor<'e, Database = Any>>(db: E, row: &Toke
     Ok(())
 }
 
+/// A query of tokens with their principals, as `token_and_principal` reads them, then `$rest` (a `WHERE` …).
+macro_rules! tokens {
+    ($rest:literal) => {
+        concat!(
+            "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, ",
+            "t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at ",
+            "FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id ",
+            $rest
+        )
+    };
+}
+
 /// The token `id`, revoked or not, and the principal it speaks for (one query: every authenticated request asks).
 pub async fn get_token<'e, E: Executor<'e, Database = Any>>(
     db: E,
     id: &str,
 ) -> Result<Option<(TokenRow, PrincipalRow)>, Error> {
-    let row = sqlx::query(
-        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
-         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
-         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id WHERE t.id = $1",
-    )
-    .bind(id)
-    .fetch_optional(db)
-    .await?;
+    let row = sqlx::query(tokens!("WHERE t.id = $1")).bind(id).fetch_optional(db).await?;
     row.as_ref().map(token_and_principal).transpose()
 }
 
@@ -245,15 +250,10 @@ pub async fn list_tokens<'e, E: Executor<'e, Database = Any>>(
     db: E,
     account: &str,
 ) -> Result<Vec<(TokenRow, PrincipalRow)>, Error> {
-    let rows = sqlx::query(
-        "SELECT t.id, t.principal_id, t.secret_hash, t.scopes, t.created_at, t.expires_at, t.revoked_at, \
-         t.last_used_at, p.home_account_id, p.kind, p.display_name, p.created_at AS principal_created_at \
-         FROM work_tokens t JOIN work_principals p ON p.id = t.principal_id WHERE p.home_account_id = $1 \
-         ORDER BY t.created_at DESC, t.id",
-    )
-    .bind(account)
-    .fetch_all(db)
-    .await?;
+    let rows = sqlx::query(tokens!("WHERE p.home_account_id = $1 ORDER BY t.created_at DESC, t.id"))
+        .bind(account)
+        .fetch_all(db)
+        .await?;
     rows.iter().map(token_and_principal).collect()
 }
 
@@ -265,7 +265,7 @@ pub async fn list_accounts<'e, E: Executor<'e, Database = Any>>(db: E) -> Result
     rows.iter().map(account).collect()
 }
 
-/// A token and its principal from a row of the token queries above.
+/// A token and its principal from a row of a `tokens!` query.
 fn token_and_principal(row: &AnyRow) -> Result<(TokenRow, PrincipalRow), Error> {
     let token = TokenRow {
         id: row.try_get("id")?,

@@ -141,18 +141,7 @@ pub(crate) async fn save(
     Query(q): Query<EditParam>,
     Form(form): Form<SaveForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let actor = visit.actor()?;
-    let roscoe = web.roscoe.clone();
-    let scope = ws.scope.clone();
-    let wanted = id.clone();
-    let updated = blocking(move || {
-        let body = Body::Yaml(lines(&form.yaml));
-        Ok(roscoe.update_workflow_from(&scope, &wanted, &body, q.source, Some(&lines(&form.original)), &actor)?)
-    })
-    .await?;
-    Ok(Redirect::to(&format!("/workflows/{id}?project={}&source={}", ws.key, updated.source)))
+    write(&web, &visit, q, form, Some(id)).await
 }
 
 /// `POST /workflows/new`: creates the workflow through `create_workflow`.
@@ -162,22 +151,42 @@ pub(crate) async fn create(
     Query(q): Query<EditParam>,
     Form(form): Form<SaveForm>,
 ) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    write(&web, &visit, q, form, None).await
+}
+
+/// Writes the editor's text as the signed-in person: over workflow `id`, or as a new workflow (`None`) whose id is its
+/// `name`. Answers the workflow's page.
+async fn write(web: &Web, visit: &Visit, q: EditParam, form: SaveForm, id: Option<String>) -> Result<Redirect, PageError> {
+    check_csrf(web, &visit.headers, &form.csrf)?;
+    let ws = Workspace::resolve(web, q.project.as_deref()).await?;
     let actor = visit.actor()?;
     let roscoe = web.roscoe.clone();
     let scope = ws.scope.clone();
-    let yaml = lines(&form.yaml);
-    // The workflow's id is its `name`.
-    let id = cairn_yaml::parse(&yaml)
+    let yaml = Body::Yaml(lines(&form.yaml));
+    let (id, original) = match id {
+        Some(id) => (id, Some(lines(&form.original))),
+        None => (name(&form.yaml)?, None),
+    };
+    let wanted = id.clone();
+    let source = blocking(move || {
+        Ok(match original {
+            Some(original) => roscoe.update_workflow_from(&scope, &wanted, &yaml, q.source, Some(&original), &actor)?.source,
+            None => roscoe.create_workflow(&scope, &wanted, &yaml, q.source, &actor)?.source,
+        })
+    })
+    .await?;
+    Ok(Redirect::to(&format!("/workflows/{id}?project={}&source={source}", ws.key)))
+}
+
+/// The `name` of a new workflow's YAML: its id.
+fn name(yaml: &str) -> Result<String, PageError> {
+    cairn_yaml::parse(yaml)
         .ok()
         .and_then(|doc| doc.value.get("name").and_then(Value::as_str).map(str::to_owned))
         .ok_or_else(|| {
             ApiError::roscoe(StatusCode::BAD_REQUEST, "invalid_config", "give the workflow a `name`: it is the workflow's id")
-        })?;
-    let wanted = id.clone();
-    let created = blocking(move || Ok(roscoe.create_workflow(&scope, &wanted, &Body::Yaml(yaml), q.source, &actor)?)).await?;
-    Ok(Redirect::to(&format!("/workflows/{id}?project={}&source={}", ws.key, created.source)))
+                .into()
+        })
 }
 
 /// What the editor posts as you type.
