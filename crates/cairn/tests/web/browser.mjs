@@ -121,6 +121,12 @@ try {
   check(await page.locator('#timeline tr[data-node="draft"]').count() === 1, 'the timeline lists the agent step');
   check(/ago|just now/.test(await page.locator('#timeline tr[data-node="draft"] time').textContent()), 'times read as "… ago"');
   check(/^\d{4}-\d\d-\d\dT/.test(await page.locator('#timeline tr[data-node="draft"] time').getAttribute('title')), 'with the exact time on hover');
+  const draftRow = page.locator('#timeline tr[data-node="draft"]');
+  check(/^\$\d+\.\d\d/.test(await draftRow.locator('td.cost').textContent()) && /\d+ in · \d+ out/.test(await draftRow.textContent()),
+    'the agent step shows its cost and tokens');
+  check(/ms|s/.test(await draftRow.locator('td').nth(4).textContent()) && (await draftRow.textContent()).includes('claude-sonnet-4-5'),
+    'its duration and model');
+  check(/^\$\d+\.\d\d/.test(await page.locator('#total-cost').textContent()), 'and the run its total cost');
   await page.locator('#graph a[href="#node-draft"]').click();
   check(new URL(page.url()).hash === '#node-draft', 'clicking a node leads to its details');
   await page.locator('#node-draft details[open]').first().waitFor();
