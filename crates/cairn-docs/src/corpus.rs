@@ -124,6 +124,13 @@ fn headings(markdown: &str) -> Vec<Heading> {
     found
 }
 
+/// The id of every heading of a page body, in document order, as its sections and search hits name them (so a page
+/// rendered to HTML can carry the ids `/docs/<slug>#<id>` links point at).
+pub fn heading_ids(markdown: &str) -> Vec<String> {
+    let mut slugger = Slugger::default();
+    headings(markdown).iter().map(|h| slugger.slug(&h.text)).collect()
+}
+
 /// The lede and the heading sections of a page body.
 pub(crate) fn sections(markdown: &str) -> Vec<Section> {
     let headings = headings(markdown);

@@ -20,7 +20,7 @@ use include_dir::{Dir, include_dir};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-pub use corpus::{Page, Section};
+pub use corpus::{Page, Section, heading_ids};
 use search::{Hit, Index, query_tokens, snippet};
 
 /// The markdown sources, embedded at build time (build.rs rebuilds when they change).

@@ -184,8 +184,8 @@ pub fn load_models(
     global: Option<ConfigFile<'_>>,
     project: Option<ConfigFile<'_>>,
 ) -> Result<Models, ConfigError> {
-    let global = global.map(section).transpose()?.flatten();
-    let project = project.map(section).transpose()?.flatten();
+    let global = global.map(models_section).transpose()?.flatten();
+    let project = project.map(models_section).transpose()?.flatten();
     match project.or(global) {
         Some(section) => Ok(section),
         None => Ok(Models::default()),
@@ -290,7 +290,7 @@ pub const GOTCHAS: &[&str] = &[
 ];
 
 /// The `models` section of one file: `None` when the file has none.
-fn section(file: ConfigFile<'_>) -> Result<Option<Models>, ConfigError> {
+pub(crate) fn models_section(file: ConfigFile<'_>) -> Result<Option<Models>, ConfigError> {
     let fail = |message: String| ConfigError {
         path: file.path.to_owned(),
         message,
@@ -305,7 +305,7 @@ fn section(file: ConfigFile<'_>) -> Result<Option<Models>, ConfigError> {
         Value::Object(root) => root,
         _ => {
             return Err(fail(format!(
-                "{}the file must be a mapping of sections (models, pricing, server, hosts)",
+                "{}the file must be a mapping of sections (models, pricing, hosts)",
                 at("")
             )));
         }

@@ -3,7 +3,7 @@
 //! This module adds only what needs roscoe: the model `answer_docs` suggests (the default of the global
 //! `roscoe.yaml`), and the check that every workflow sample of the docs is valid.
 
-pub use cairn_docs::{AnswerPrompt, Asked, AskedSection, Citation, Doc, DocSummary, SearchHit};
+pub use cairn_docs::{AnswerPrompt, Asked, AskedSection, Citation, Doc, DocSummary, SearchHit, heading_ids};
 
 use crate::authoring_guide::BUILTIN_DEFAULT_MODEL;
 use crate::error::Error;

@@ -511,6 +511,12 @@ impl Engine<'_> {
                         }
                         _ => None,
                     },
+                    label: node
+                        .config
+                        .get("labels")
+                        .and_then(|labels| labels.get(&t.event))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
                 })
                 .collect(),
             agent_count: None,

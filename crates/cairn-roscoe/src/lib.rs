@@ -56,6 +56,7 @@ pub use scope::Scope;
 pub use service::check::{Linted, Validated};
 pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};
 pub use service::relocate::{Duplicated, Moved, Renamed};
+pub use service::settings::{Settings, SettingsFile};
 pub use service::{Body, LintWarning, Service, Subject};
 pub use engine::{Budget, Execution};
 pub use runs::{Runs, StartOptions};

@@ -383,35 +383,42 @@ impl Runs {
         self.drive_with(run_id, event, &Executor { background: true }, tree).await
     }
 
-    /// The deep link of a run (§9.4).
-    fn url(&self, run_id: &str, scope: &Scope) -> String {
+    /// The deep link of a run (§9.4), and, when no running server is known to serve it, how to open it.
+    fn link(&self, run_id: &str, scope: &Scope) -> (String, Option<String>) {
         let project = match scope.project_id() {
             "" => "global",
             id => id,
         };
-        format!("{}/open/runs/{run_id}?project={project}", self.base_url())
+        let live = self.live_base_url();
+        let note = live.is_none().then(|| {
+            format!(
+                "No `cairn serve` is running for this CAIRN_HOME ({}), so this link does not open yet: start one with \
+                 `cairn serve` (it listens on {DEFAULT_BASE_URL} by default) and open the link, or set \
+                 ROSCOE_PUBLIC_URL to the address of the server that serves these runs.",
+                self.home().display()
+            )
+        });
+        let base = live.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+        (format!("{base}/open/runs/{run_id}?project={project}"), note)
     }
 
-    fn base_url(&self) -> String {
+    /// `$ROSCOE_PUBLIC_URL`, else the address of the running `cairn serve` named by `$CAIRN_HOME/server.json`.
+    fn live_base_url(&self) -> Option<String> {
         if let Some(url) = std::env::var("ROSCOE_PUBLIC_URL").ok().filter(|u| !u.is_empty()) {
-            return url.trim_end_matches('/').to_owned();
+            return Some(url.trim_end_matches('/').to_owned());
         }
         let server = std::fs::read_to_string(self.home().join("server.json"))
             .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok());
-        if let Some(server) = server {
-            let alive = server["pid"]
-                .as_u64()
-                .is_none_or(|pid| processes::process_alive(pid as u32) != Some(false));
-            if alive {
-                if let Some(url) = server["url"].as_str() {
-                    return url.trim_end_matches('/').to_owned();
-                }
-                if let Some(port) = server["port"].as_u64() {
-                    return format!("http://127.0.0.1:{port}");
-                }
-            }
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())?;
+        let alive = server["pid"]
+            .as_u64()
+            .is_none_or(|pid| processes::process_alive(pid as u32) != Some(false));
+        if !alive {
+            return None;
         }
-        DEFAULT_BASE_URL.to_owned()
+        if let Some(url) = server["url"].as_str() {
+            return Some(url.trim_end_matches('/').to_owned());
+        }
+        server["port"].as_u64().map(|port| format!("http://127.0.0.1:{port}"))
     }
 }

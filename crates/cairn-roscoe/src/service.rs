@@ -11,11 +11,13 @@
 //! methods live beside the code they need:
 //! - [`crud`]: list, get, create, update, delete and references;
 //! - [`relocate`]: move, duplicate and rename, with their rollback journal;
-//! - [`check`]: validate, lint, the schema and models of `roscoe.yaml`, and the diagram.
+//! - [`check`]: validate, lint, the schema and models of `roscoe.yaml`, and the diagram;
+//! - [`settings`]: the effective `roscoe.yaml` for people, and the prices runs are charged by.
 
 pub(crate) mod check;
 pub(crate) mod crud;
 pub(crate) mod relocate;
+pub(crate) mod settings;
 
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};

@@ -55,7 +55,7 @@ pub enum Door {
 pub struct Rule {
     /// `GET`, `POST`, `PUT`, `DELETE`, or `*` for every method (MCP endpoints).
     pub method: &'static str,
-    /// The path, with `{name}` for one segment.
+    /// The path, with `{name}` for one segment and `{*name}` (last) for one or more.
     pub path: &'static str,
     /// The credential it takes.
     pub door: Door,
@@ -135,7 +135,12 @@ pub const RULES: &[Rule] = &[
     // Pages.
     rule("GET", "/", Page, ANYONE),
     rule("GET", "/workflows", Page, READ),
+    rule("GET", "/workflows/new", Page, READ),
+    rule("POST", "/workflows/new", Page, WRITE),
+    rule("POST", "/workflows/check", Page, READ),
     rule("GET", "/workflows/{id}", Page, READ),
+    rule("GET", "/workflows/{id}/edit", Page, READ),
+    rule("POST", "/workflows/{id}/edit", Page, WRITE),
     rule("POST", "/workflows/{id}/start", Page, RUN),
     rule("GET", "/runs", Page, READ),
     rule("GET", "/runs/{id}", Page, READ),
@@ -146,13 +151,19 @@ pub const RULES: &[Rule] = &[
     rule("POST", "/runs/{id}/budget", Page, RUN),
     rule("GET", "/open/runs/{id}", Page, READ),
     rule("GET", "/work", Page, WORK_READ),
+    rule("GET", "/work/items/{id}", Page, WORK_READ),
     rule("POST", "/work/items/{id}/claim", Page, WORK_WRITE),
+    rule("POST", "/work/items/{id}/handoff", Page, WORK_WRITE),
+    rule("POST", "/work/items/{id}/state", Page, WORK_WRITE),
     rule("GET", "/work/documents", Page, WORK_READ),
     rule("GET", "/work/spaces/{space_id}/documents/{document_id}", Page, WORK_READ),
     rule("GET", "/sessions", Page, &[DeepworkRead]),
     rule("GET", "/sessions/{id}", Page, &[DeepworkRead]),
     rule("GET", "/docs", Page, ANYONE),
-    rule("GET", "/docs/{slug}", Page, ANYONE),
+    rule("GET", "/docs/{*slug}", Page, ANYONE),
+    rule("GET", "/settings", Page, ANYONE),
+    rule("POST", "/settings/tokens", Page, ANYONE),
+    rule("POST", "/settings/tokens/{id}/revoke", Page, ANYONE),
 ];
 
 impl Rule {
@@ -166,6 +177,7 @@ impl Rule {
         loop {
             match (want.next(), got.next()) {
                 (None, None) => return true,
+                (Some(w), Some(g)) if w.starts_with("{*") && !g.is_empty() => return true,
                 (Some(w), Some(g)) if w.starts_with('{') && !g.is_empty() => {}
                 (Some(w), Some(g)) if w == g => {}
                 _ => return false,

@@ -48,7 +48,7 @@ impl From<cairn_roscoe::Error> for ApiError {
             "not_found" | "workflow_not_found" => StatusCode::NOT_FOUND,
             "insufficient_scope" => StatusCode::FORBIDDEN,
             "conflict" | "referenced" | "terminal" | "not_paused" | "not_running" | "not_retryable" | "stale_step"
-            | "wrong_tool" => StatusCode::CONFLICT,
+            | "stale_edit" | "wrong_tool" => StatusCode::CONFLICT,
             _ => StatusCode::BAD_REQUEST,
         };
         ApiError { status, body: error.body() }

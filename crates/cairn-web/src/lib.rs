@@ -24,6 +24,7 @@ mod body_limit;
 mod csrf;
 mod early_close;
 mod error;
+mod graph;
 mod health;
 mod host_check;
 mod live;
@@ -35,6 +36,7 @@ mod request_log;
 mod security_headers;
 mod server_file;
 mod state;
+mod when;
 mod work_mcp;
 mod workspace;
 

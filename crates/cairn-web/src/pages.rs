@@ -7,16 +7,19 @@
 //! pages act as whoever signed in with a work token (`signin.rs`).
 
 mod docs;
+mod editor;
+mod home;
 mod runs;
 mod sessions;
+mod settings;
 mod signin;
 mod work;
+mod work_item;
 mod workflows;
 
 use askama::Template;
-use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 use serde::Deserialize;
@@ -34,10 +37,13 @@ use crate::workspace::{self, Project, Workspace};
 /// Every page, form target and asset.
 pub(crate) fn routes(web: Web) -> Router {
     Router::new()
-        .route("/", get(home))
+        .route("/", get(home::page))
         .route("/assets/{name}", get(asset))
         .route("/workflows", get(workflows::list))
+        .route("/workflows/new", get(editor::new).post(editor::create))
+        .route("/workflows/check", post(editor::check_draft))
         .route("/workflows/{id}", get(workflows::page))
+        .route("/workflows/{id}/edit", get(editor::edit).post(editor::save))
         .route("/workflows/{id}/start", post(workflows::start))
         .route("/runs", get(runs::list))
         .route("/runs/{id}", get(runs::page))
@@ -48,15 +54,21 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/runs/{id}/budget", post(runs::budget))
         .route("/open/runs/{id}", get(runs::open))
         .route("/work", get(work::board))
+        .route("/work/items/{id}", get(work_item::page))
         .route("/work/items/{id}/claim", post(work::claim))
+        .route("/work/items/{id}/handoff", post(work_item::handoff))
+        .route("/work/items/{id}/state", post(work_item::set_state))
         .route("/work/documents", get(work::documents))
         .route("/work/spaces/{space_id}/documents/{document_id}", get(work::document))
         .route("/signin", get(signin::page).post(signin::sign_in))
         .route("/signout", post(signin::sign_out))
         .route("/sessions", get(sessions::list))
         .route("/sessions/{id}", get(sessions::page))
+        .route("/settings", get(settings::page))
+        .route("/settings/tokens", post(settings::create))
+        .route("/settings/tokens/{id}/revoke", post(settings::revoke))
         .route("/docs", get(docs::list))
-        .route("/docs/{slug}", get(docs::page))
+        .route("/docs/{*slug}", get(docs::page))
         .with_state(web)
 }
 
@@ -179,17 +191,15 @@ pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<
     )))
 }
 
-/// `/` → the runs of the workspace.
-async fn home(State(web): State<Web>, Query(q): Query<ProjectParam>) -> Result<Redirect, PageError> {
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    Ok(Redirect::to(&format!("/runs?project={}", ws.key)))
-}
-
-/// The vendored htmx files and the stylesheet.
+/// The vendored htmx and CodeMirror files, the stylesheet and the run page's and editor's scripts.
 async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
     let (body, kind): (&'static str, &'static str) = match name.as_str() {
         "htmx.min.js" => (include_str!("../assets/htmx.min.js"), "text/javascript"),
         "hx-sse.min.js" => (include_str!("../assets/hx-sse.min.js"), "text/javascript"),
+        "run.js" => (include_str!("../assets/run.js"), "text/javascript"),
+        "editor.js" => (include_str!("../assets/editor.js"), "text/javascript"),
+        "codemirror.js" => (include_str!("../assets/codemirror.js"), "text/javascript"),
+        "codemirror.css" => (include_str!("../assets/codemirror.css"), "text/css"),
         "style.css" => (include_str!("../assets/style.css"), "text/css"),
         _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
     };

@@ -26,8 +26,8 @@ pub use auth::{Caller, Kind, Scope, WORK_READ, WORK_WRITE};
 pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
-    Document, DocumentSummary, Evidence, EvidenceInput, ItemList, LinkedPullRequest, ListQuery, NewToken, RecordedEvidence,
-    SIGN_IN_TTL_MS, Service, SignIn, Space, TokenInfo,
+    Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, LinkedPullRequest, ListQuery,
+    NewToken, OwnedAccount, RecordedEvidence, SIGN_IN_TTL_MS, Service, SignIn, Space, TokenInfo,
 };
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

@@ -7,12 +7,14 @@
 //! - decisions: spaces and documents with every version kept;
 //! - items: create, claim, update, hand off and list work items (compare-and-swap on the item's version);
 //! - evidence: merged / rolled records and `work_status`;
-//! - sign-ins: the web UI's browser sign-ins, kept on the server.
+//! - sign-ins: the web UI's browser sign-ins, kept on the server;
+//! - owners: the accounts a principal owns and their tokens, for the web UI's settings page.
 
 mod admin;
 mod decisions;
 mod evidence;
 mod items;
+mod owners;
 mod signins;
 
 use std::sync::Arc;
@@ -29,7 +31,8 @@ use crate::page::PageKey;
 pub use admin::{NewToken, TokenInfo};
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
-pub use items::{ItemList, ListQuery};
+pub use items::{ItemEvent, ItemHistory, ItemList, ListQuery};
+pub use owners::OwnedAccount;
 pub use signins::{SIGN_IN_TTL_MS, SignIn};
 
 /// How often a change is retried when another writer changed the same row first (Postgres; SQLite serializes).

@@ -447,6 +447,9 @@ pub struct TransitionInfo {
     /// The target node's label.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_label: Option<String>,
+    /// The text a human node's `labels` gives this choice (`Ship it` for `ship`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub label: Option<String>,
 }
 
 /// One subagent of a fan-out phase.

@@ -76,11 +76,12 @@ impl Runs {
         }
         let name = prepared.workflow.id.clone();
         let description = prepared.workflow.description.clone();
-        let narration = format!(
-            "Running **{name}**{}. Follow along live: {}",
-            description.as_deref().map(|d| format!(" — {d}")).unwrap_or_default(),
-            result.url
-        );
+        let follow = match &result.url_note {
+            None => format!("Follow along live: {}", result.url),
+            Some(_) => format!("Its page, once `cairn serve` runs: {}", result.url),
+        };
+        let narration =
+            format!("Running **{name}**{}. {follow}", description.as_deref().map(|d| format!(" — {d}")).unwrap_or_default());
         Ok(Started { workflow: WorkflowInfo { id: name.clone(), name, description }, narration, result })
     }
 

@@ -95,16 +95,19 @@ impl Runs {
 
     /// The AdvanceResult of `tree` — read afresh when the tree is stale.
     pub(super) async fn result(&self, tree: &Tree, scope: &Scope) -> Result<AdvanceResult, Error> {
-        let url = self.url(&tree.root_id, scope);
-        if !tree.stale {
-            return Ok(view::advance_result(&tree.rows, &tree.root_id, &url));
-        }
-        let mut conn = self.inner.store.read().await?;
-        let rows = rows::runs_in_tree(&mut conn, &tree.root_id).await?;
-        if rows.is_empty() {
-            return Err(Error::run_not_found());
-        }
-        Ok(view::advance_result(&rows, &tree.root_id, &url))
+        let (url, note) = self.link(&tree.root_id, scope);
+        let mut result = if tree.stale {
+            let mut conn = self.inner.store.read().await?;
+            let rows = rows::runs_in_tree(&mut conn, &tree.root_id).await?;
+            if rows.is_empty() {
+                return Err(Error::run_not_found());
+            }
+            view::advance_result(&rows, &tree.root_id, &url)
+        } else {
+            view::advance_result(&tree.rows, &tree.root_id, &url)
+        };
+        result.url_note = note;
+        Ok(result)
     }
 }
 

@@ -19,6 +19,9 @@ pub struct AdvanceResult {
     pub status: String,
     /// Deep link to the run page.
     pub url: String,
+    /// How to open `url` when no running `cairn serve` is known to serve it (absent when one is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url_note: Option<String>,
     /// The deepest pending step, while paused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_step: Option<PendingStep>,
@@ -180,6 +183,7 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
         run_id: root.id.clone(),
         status: root.status.clone(),
         url: url.to_owned(),
+        url_note: None,
         pending_step,
         output: (root.status == "completed")
             .then(|| root.output.as_deref().and_then(|o| serde_json::from_str(o).ok()))

@@ -10,7 +10,7 @@ use super::{Body, LintWarning, Service, Subject, errors, invalid, warnings};
 use crate::authoring_guide::{
     ConfigError, ConfigFile, Models, WorkflowSchemaInfo, load_models, workflow_schema_info,
 };
-use crate::definition::{self, Options};
+use crate::definition::{self, Diagnostic, Options};
 use crate::diagram::{Diagram, diagram};
 use crate::error::Error;
 use crate::scope::Scope;
@@ -142,13 +142,23 @@ impl Service {
                 });
             }
         };
+        let diagnostics = self.diagnose(scope, &text, id)?;
+        Ok(Linted {
+            errors: errors(&diagnostics),
+            warnings: warnings(&diagnostics),
+        })
+    }
+
+    /// What `lint_workflow` finds in the text of workflow `id` (`None` for a new one), each finding with its line
+    /// and column where known: for an editor to show them on their lines.
+    pub fn diagnose(&self, scope: &Scope, text: &str, id: Option<String>) -> Result<Vec<Diagnostic>, Error> {
         let sources = self.sources(scope);
         let mut ids = self.ids(&sources)?;
         if let Some(id) = &id {
             ids.insert(id.clone());
         }
         let validation = definition::validate(
-            &text,
+            text,
             &Options {
                 id,
                 lint: true,
@@ -157,16 +167,13 @@ impl Service {
                 calls: Some(self.calls(&sources)?),
             },
         );
-        Ok(Linted {
-            errors: errors(&validation.diagnostics),
-            warnings: warnings(&validation.diagnostics),
-        })
+        Ok(validation.diagnostics)
     }
 }
 
 /// A `roscoe.yaml` file's path and text, `None` when it does not exist. It is read like a workflow file: a regular
 /// file of at most 1 MiB, never waited on.
-fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
+pub(super) fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
     let shown = path.display().to_string();
     match crate::files::read_regular(path, MAX_FILE_BYTES as u64) {
         Ok(bytes) => match String::from_utf8(bytes) {
@@ -181,7 +188,7 @@ fn read_config(path: &Path) -> Result<Option<(String, String)>, ConfigError> {
     }
 }
 
-fn config_file((path, text): &(String, String)) -> ConfigFile<'_> {
+pub(super) fn config_file((path, text): &(String, String)) -> ConfigFile<'_> {
     ConfigFile { path, text }
 }
 

@@ -224,8 +224,34 @@ impl Service {
         source: Option<Source>,
         actor: &Actor,
     ) -> Result<Updated, Error> {
+        self.update_workflow_from(scope, id, body, source, None, actor)
+    }
+
+    /// `update_workflow` from an editor that read the file as `expected` (its text): refused with `stale_edit`,
+    /// writing nothing, when the file has changed since.
+    pub fn update_workflow_from(
+        &self,
+        scope: &Scope,
+        id: &str,
+        body: &Body,
+        source: Option<Source>,
+        expected: Option<&str>,
+        actor: &Actor,
+    ) -> Result<Updated, Error> {
         let sources = self.sources(scope);
         let located = sources.resolve(id, source)?;
+        if let Some(expected) = expected
+            && located.read()? != expected
+        {
+            return Err(Error::Refused {
+                code: "stale_edit",
+                message: format!(
+                    "{} changed since it was opened for editing; reload it, apply your change again and save",
+                    located.path.display()
+                ),
+                extra: serde_json::Map::new(),
+            });
+        }
         let text = body.text(id)?;
         let warnings = self.check(&sources, &text, id, actor)?;
         write_atomic(&located.path, &text).map_err(|e| Error::io("write", &located.path, &e))?;

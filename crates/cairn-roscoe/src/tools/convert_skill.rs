@@ -33,8 +33,8 @@ pub(crate) fn tool() -> Tool {
         "Step 1 of turning a skill (SKILL.md) into a workflow. Resolves the skill by `skill_path` or `name`, reads its \
          bundle and returns `{ action: \"run_completion\", prompt, model, finalize_args }`: run `prompt` yourself as \
          one completion (this server calls no model), then pass your raw output as `completion` together with \
-         `finalize_args` to finalize_skill_conversion. A skill that cannot be resolved returns \
-         `{ ok: false, stage: \"resolve\", message, code }`.",
+         the fields of `finalize_args` (as top-level arguments) to finalize_skill_conversion. A skill that cannot \
+         be resolved returns `{ ok: false, stage: \"resolve\", message, code }`.",
     )
 }
 

@@ -29,11 +29,12 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "finalize_skill_conversion",
-        "Step 2 of a skill import: pass `completion` (your raw output from convert_skill's prompt) and its \
-         `finalize_args`. Re-reads the skill from `skill_path`, takes the last ```yaml block of the completion (or \
-         the bare YAML), sets `name` to `id`, validates it, copies the skill's scripts/ to the workflow's folder \
-         (reachable as $ROSCOE_WORKFLOW_DIR/scripts/) and writes the workflow. Returns `{ id, source, path, \
-         assetCount, skippedBundleDirs, skippedNote? }`. A failure is `{ ok: false, stage, message, code }` with stage \
+        "Step 2 of a skill import: pass `completion` (your raw output from convert_skill's prompt) and the fields \
+         of its `finalize_args` (skill_path, id, source) as top-level arguments. Re-reads the skill from \
+         `skill_path`, takes the last ```yaml block of the completion (or the bare YAML), sets `name` to `id`, \
+         validates it, copies the skill's scripts/ to the workflow's folder (reachable as \
+         $ROSCOE_WORKFLOW_DIR/scripts/) and writes the workflow. Returns `{ id, source, path, assetCount, \
+         skippedBundleDirs, skippedNote? }`. A failure is `{ ok: false, stage, message, code }` with stage \
          resolve, parse, validate or write; parse and validate failures include `rawModelOutput` — repair it or \
          re-run the prompt, never invent a workflow to force success.",
     )

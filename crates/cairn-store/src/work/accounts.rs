@@ -109,6 +109,7 @@ pub async fn list_accounts<'e, E: Executor<'e, Database = Any>>(db: E) -> Result
     rows.iter().map(account).collect()
 }
 
+/// An account from a row of `work_accounts`.
 fn account(row: &AnyRow) -> Result<AccountRow, Error> {
     Ok(AccountRow {
         id: row.try_get("id")?,

@@ -1,10 +1,12 @@
-//! The docs pages: the roscoe docs corpus (list, search, one page rendered from its markdown).
+//! The docs pages: the roscoe docs corpus (list, search, one page rendered from its markdown). A page's slug may hold
+//! `/` (`/docs/guides/human-in-the-loop`); its headings carry the ids search hits link to, and its relative `.md`
+//! links are rewritten to the pages they name.
 
 use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use cairn_roscoe::docs::DocSummary;
-use pulldown_cmark::{Event, Options, Parser};
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -78,19 +80,53 @@ pub(crate) async fn page(
     let doc = web.roscoe.get_doc(&slug)?;
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let title = doc.frontmatter.get("title").and_then(Value::as_str).unwrap_or(&slug).to_owned();
-    let page = DocPage { layout: layout.clone(), title, html: markdown(&doc.markdown) };
+    let page = DocPage { layout: layout.clone(), title, html: markdown(&slug, &doc.markdown) };
     Ok(render(&layout, &page))
 }
 
-/// Markdown → HTML; raw HTML in the source is shown as text, never passed through.
-fn markdown(source: &str) -> String {
-    let parser = Parser::new_ext(source, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(|event| match event {
+/// Markdown → HTML for the page `slug`: headings get their section ids, relative `.md` links become page links, and
+/// raw HTML in the source is shown as text, never passed through.
+fn markdown(slug: &str, source: &str) -> String {
+    let mut ids = cairn_roscoe::docs::heading_ids(source).into_iter();
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let parser = Parser::new_ext(source, options).map(|event| match event {
         Event::Html(text) | Event::InlineHtml(text) => Event::Text(text),
+        Event::Start(Tag::Heading { level, id: _, classes, attrs }) => {
+            Event::Start(Tag::Heading { level, id: ids.next().map(CowStr::from), classes, attrs })
+        }
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+            let dest_url = page_link(slug, &dest_url).map_or(dest_url, CowStr::from);
+            Event::Start(Tag::Link { link_type, dest_url, title, id })
+        }
         other => other,
     });
     let mut out = String::new();
     pulldown_cmark::html::push_html(&mut out, parser);
-    out
+    // A code block wider than the page scrolls; the keyboard must be able to reach it to scroll it.
+    out.replace("<pre>", "<pre tabindex=\"0\">")
+}
+
+/// The `/docs/…` path of a relative link to a `.md` page (`../concepts/x.md#y` from `guides/z`), or `None` for
+/// any other link (absolute, another site, an anchor of this page).
+fn page_link(slug: &str, dest: &str) -> Option<String> {
+    if dest.contains(':') || dest.starts_with('/') || dest.starts_with('#') {
+        return None;
+    }
+    let (path, fragment) = dest.split_once('#').map_or((dest, None), |(p, f)| (p, Some(f)));
+    let path = path.strip_suffix(".md")?;
+    let mut parts: Vec<&str> = slug.split('/').collect();
+    parts.pop();
+    for part in path.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop();
+            }
+            name => parts.push(name),
+        }
+    }
+    let fragment = fragment.map(|f| format!("#{f}")).unwrap_or_default();
+    Some(format!("/docs/{}{fragment}", parts.join("/")))
 }
 
 #[cfg(test)]
@@ -99,9 +135,22 @@ mod tests {
 
     #[test]
     fn markdown_renders_and_raw_html_stays_text() {
-        let html = markdown("# Title\n\n<script>alert(1)</script>\n\n| a |\n|---|\n| b |\n");
-        assert!(html.contains("<h1>Title</h1>"), "{html}");
+        let html = markdown("index", "# Title\n\n<script>alert(1)</script>\n\n| a |\n|---|\n| b |\n");
+        assert!(html.contains("<h1 id=\"title\">Title</h1>"), "{html}");
         assert!(html.contains("&lt;script&gt;"), "{html}");
         assert!(html.contains("<table>"), "{html}");
+    }
+
+    #[test]
+    fn relative_md_links_lead_to_pages() {
+        assert_eq!(page_link("guides/web-ui", "../concepts/x.md#y").as_deref(), Some("/docs/concepts/x#y"));
+        assert_eq!(page_link("guides/web-ui", "human-in-the-loop.md").as_deref(), Some("/docs/guides/human-in-the-loop"));
+        assert_eq!(page_link("index", "concepts/workflow-sources.md").as_deref(), Some("/docs/concepts/workflow-sources"));
+        assert_eq!(page_link("reference/node-types/ai_agent", "../../guides/h.md").as_deref(), Some("/docs/guides/h"));
+        for other in ["https://cel.dev", "#here", "/docs/x", "picture.png"] {
+            assert_eq!(page_link("index", other), None, "{other}");
+        }
+        let html = markdown("guides/a", "See [b](b.md#c).\n\n## Two `words`\n");
+        assert!(html.contains(r#"href="/docs/guides/b#c""#) && html.contains(r#"<h2 id="two-words">"#), "{html}");
     }
 }

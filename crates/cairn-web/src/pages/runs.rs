@@ -14,11 +14,14 @@ use futures::Stream;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::workflows::Graph;
+use chrono::{DateTime, Utc};
+
 use super::{CsrfForm, Layout, PageError, ProjectParam, check_csrf, render, Visit};
 use crate::api::RunListQuery;
+use crate::graph::Graph;
 use crate::live::Watcher;
 use crate::state::Web;
+use crate::when::{Moment, duration, usd};
 use crate::workspace::Workspace;
 
 const STATUSES: [&str; 5] = ["running", "paused", "completed", "failed", "cancelled"];
@@ -27,7 +30,7 @@ const STATUSES: [&str; 5] = ["running", "paused", "completed", "failed", "cancel
 #[template(path = "runs/list.html")]
 struct ListPage {
     layout: Layout,
-    rows: Vec<RunSummary>,
+    rows: Vec<(RunSummary, Moment)>,
     statuses: Vec<String>,
     status: String,
     workflow_id: String,
@@ -45,12 +48,22 @@ pub(crate) struct RunLive {
     pending: Option<Pending>,
     cancellable: bool,
     retryable: bool,
+    /// The run's input, pretty JSON ("" when none).
+    input: String,
     output: Option<String>,
     children: Vec<String>,
     timeline: Vec<NodeView>,
+    /// The workflow's nodes that have not run yet (their graph links lead here).
+    not_run: Vec<(String, String)>,
     csrf: String,
     /// Who started the run (`Ada (person)`), when known.
     started_by: String,
+    started: Moment,
+    /// How long it ran, or has been running.
+    took: String,
+    /// Cost and tokens over the run tree.
+    total_cost: String,
+    tokens: String,
     /// Who did what to the run tree: starts, decisions, cancels, retries.
     actions: Vec<ActionView>,
     /// The tree's model spend: `$0.001234 · 1200 in / 300 out tokens · metered`.
@@ -70,7 +83,7 @@ struct BudgetHold {
 /// One recorded action on the run tree.
 #[derive(Debug, Clone)]
 struct ActionView {
-    at: String,
+    at: Moment,
     action: String,
     principal: String,
     via: String,
@@ -81,7 +94,8 @@ struct Pending {
     node_id: String,
     node_type: String,
     prompt: String,
-    transitions: Vec<String>,
+    /// `(transition, its label or the transition itself)`.
+    choices: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -91,16 +105,24 @@ struct NodeView {
     status: String,
     event: String,
     iteration: i64,
-    started_at: String,
+    attempts: i64,
+    started: Moment,
+    duration: String,
+    model: String,
+    tokens: String,
+    cost: String,
     input: String,
     output: String,
     error: String,
     child_run_id: String,
     children: Vec<NodeView>,
-    /// Who made a human node's decision.
+    /// Who made a human node's decision, and when.
     decided_by: String,
     /// The model calls the server made for it: `claude-sonnet-4-5 · 120 in / 40 out tokens · $0.000960 · 812 ms`.
     calls: String,
+    decided: Moment,
+    /// `node-<id>` on the node's latest run (where the graph's link leads), "" on earlier ones.
+    anchor: String,
 }
 
 #[derive(Template)]
@@ -134,12 +156,16 @@ pub(crate) async fn list(
         workflow_id: (!workflow_id.is_empty()).then(|| workflow_id.clone()),
         include_children: q.include_children,
     };
-    let rows = web.runs.list_runs(&ws.scope, &query).await?;
+    let rows = web.runs.list_runs(&ws.scope, &query).await?.into_iter().map(|r| {
+        let started = Moment::of(&r.started_at);
+        (r, started)
+    }).collect();
     let page = ListPage { layout: layout.clone(), rows, statuses: STATUSES.map(String::from).to_vec(), status, workflow_id };
     Ok(render(&layout, &page))
 }
 
-fn text(value: &Value) -> String {
+/// A value as a page shows it: text as it is, anything else as pretty JSON, nothing as "".
+pub(crate) fn text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
@@ -147,27 +173,43 @@ fn text(value: &Value) -> String {
     }
 }
 
+/// "1,234 in · 567 out", or "" without tokens.
+fn tokens(input: i64, output: i64) -> String {
+    if input == 0 && output == 0 { String::new() } else { format!("{input} in · {output} out") }
+}
+
 fn node_view(n: &Value) -> NodeView {
     let s = |key: &str| n[key].as_str().unwrap_or_default().to_owned();
+    let cost = n["costUsd"].as_f64().unwrap_or(0.0);
+    let input_tokens = n["inputTokens"].as_i64().unwrap_or(0);
+    let output_tokens = n["outputTokens"].as_i64().unwrap_or(0);
+    let principal = n["output"]["principal"].as_str().unwrap_or_default().to_owned();
     NodeView {
         node_id: s("nodeId"),
         node_type: s("nodeType"),
         status: s("status"),
         event: s("event"),
         iteration: n["iteration"].as_i64().unwrap_or(1),
-        started_at: s("startedAt"),
+        attempts: n["attempts"].as_i64().unwrap_or(0),
+        started: Moment::of(&s("startedAt")),
+        duration: n["durationMs"].as_i64().map(duration).unwrap_or_default(),
+        model: s("model"),
+        tokens: tokens(input_tokens, output_tokens),
+        cost: if cost > 0.0 || input_tokens > 0 { usd(cost) } else { String::new() },
         input: text(&n["input"]),
         output: text(&n["output"]),
         error: s("error"),
         child_run_id: s("childRunId"),
         children: n["children"].as_array().map(|c| c.iter().map(node_view).collect()).unwrap_or_default(),
-        decided_by: n["output"]["principal"].as_str().unwrap_or_default().to_owned(),
+        decided: if principal.is_empty() { Moment::default() } else { Moment::of(&s("completedAt")) },
+        decided_by: principal,
+        anchor: String::new(),
         calls: calls_line(n),
     }
 }
 
 /// USD as the page shows it, or `unknown`.
-fn usd(value: &Value) -> String {
+fn usd_or_unknown(value: &Value) -> String {
     value.as_f64().map_or_else(|| "unknown".to_owned(), |usd| format!("${usd:.6}"))
 }
 
@@ -187,7 +229,7 @@ fn calls_line(n: &Value) -> String {
         calls.len(),
         cost["inputTokens"],
         cost["outputTokens"],
-        usd(&cost["totalCostUsd"]),
+        usd_or_unknown(&cost["totalCostUsd"]),
         if unpriced { " (some unpriced)" } else { "" },
         n["latencyMs"]
     )
@@ -206,7 +248,7 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
     let events = Watcher::count(web, run_id).await?;
     let history = web.runs.get_run_history(&ws.scope, run_id).await?;
     let status = web.runs.get_run_status(&ws.scope, run_id).await?;
-    let graph = web.runs.run_diagram(&ws.scope, run_id).await.map(Graph::from).unwrap_or_default();
+    let mut graph = web.runs.run_diagram(&ws.scope, run_id).await.map(Graph::from).unwrap_or_default();
     let run = &history.run;
     let run_status = run["status"].as_str().unwrap_or_default().to_owned();
     let top_level = run["parentRunId"].is_null();
@@ -216,36 +258,67 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
         usd: hold.limit.usd.map(|u| u.to_string()).unwrap_or_default(),
         tokens: hold.limit.tokens.map(|t| t.to_string()).unwrap_or_default(),
     });
-    let pending = status.pending_step.filter(|_| matches!(run_status.as_str(), "paused" | "running")).map(|p| Pending {
-        node_id: p.node_id,
-        node_type: p.node_type,
-        prompt: p.prompt,
-        transitions: p.valid_transitions,
+    let pending = status.pending_step.filter(|_| matches!(run_status.as_str(), "paused" | "running")).map(|p| {
+        let label = |event: &str| p.transitions.iter().find(|t| t.event == event).and_then(|t| t.label.clone());
+        Pending {
+            choices: p.valid_transitions.iter().map(|t| (t.clone(), label(t).unwrap_or_else(|| t.clone()))).collect(),
+            node_id: p.node_id,
+            node_type: p.node_type,
+            prompt: p.prompt,
+        }
     });
+    graph.current = pending.as_ref().map(|p| p.node_id.clone());
+    let mut timeline: Vec<NodeView> = history.nodes.iter().map(node_view).collect();
+    for i in 0..timeline.len() {
+        if !timeline[i + 1..].iter().any(|later| later.node_id == timeline[i].node_id) {
+            timeline[i].anchor = format!("node-{}", timeline[i].node_id);
+        }
+    }
+    let not_run = graph
+        .nodes
+        .iter()
+        .filter(|n| !timeline.iter().any(|t| t.node_id == n.id))
+        .map(|n| (n.id.clone(), n.label.clone()))
+        .collect();
+    let s = |key: &str| run[key].as_str().unwrap_or_default().to_owned();
+    let took = match (DateTime::parse_from_rfc3339(&s("startedAt")), DateTime::parse_from_rfc3339(&s("completedAt"))) {
+        (Ok(start), Ok(end)) => duration((end - start).num_milliseconds()),
+        (Ok(start), Err(_)) => format!("{} so far", duration((Utc::now() - start.with_timezone(&Utc)).num_milliseconds())),
+        _ => String::new(),
+    };
     let live = RunLive {
         run_id: run_id.to_owned(),
         project: ws.key.clone(),
-        workflow_name: run["workflowName"].as_str().unwrap_or_default().to_owned(),
-        error: run["error"].as_str().unwrap_or_default().to_owned(),
+        workflow_name: s("workflowName"),
+        error: s("error"),
         events,
         pending,
         cancellable: matches!(run_status.as_str(), "running" | "paused"),
         retryable: top_level && matches!(run_status.as_str(), "failed" | "cancelled"),
+        input: match &run["context"]["input"] {
+            Value::Object(map) if map.is_empty() => String::new(),
+            input => text(input),
+        },
         output: (run_status == "completed").then(|| text(&run["output"])),
         children: run["childRunIds"]
             .as_array()
             .map(|c| c.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
             .unwrap_or_default(),
-        timeline: history.nodes.iter().map(node_view).collect(),
+        timeline,
+        not_run,
         status: run_status,
         csrf,
-        started_by: run["startedBy"].as_str().unwrap_or_default().to_owned(),
+        started_by: s("startedBy"),
+        started: Moment::of(&s("startedAt")),
+        took,
+        total_cost: usd(status.total_cost_usd),
+        tokens: tokens(status.input_tokens, status.output_tokens),
         actions: history
             .actions
             .iter()
             .map(|a| {
                 let s = |key: &str| a[key].as_str().unwrap_or_default().to_owned();
-                ActionView { at: s("at"), action: s("action"), principal: s("principal"), via: s("via") }
+                ActionView { at: Moment::of(&s("at")), action: s("action"), principal: s("principal"), via: s("via") }
             })
             .collect(),
         cost,
@@ -313,6 +386,9 @@ pub(crate) struct ResumeForm {
     comment: String,
     #[serde(default)]
     node_id: String,
+    /// `home` when the form is the home page's inbox, which it goes back to.
+    #[serde(default)]
+    back: String,
 }
 
 /// The run page of `id` (run ids are lower-case alphanumeric; anything else cannot be a run).
@@ -336,6 +412,9 @@ pub(crate) async fn resume(
     let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
     let node_id = Some(form.node_id).filter(|n| !n.is_empty());
     web.runs.resume(&ws.scope, &id, node_id, form.transition, comment, &visit.actor()?).await?;
+    if form.back == "home" {
+        return Ok(Redirect::to(&format!("/?project={}", ws.key)));
+    }
     back(&id, &ws)
 }
 

@@ -1,7 +1,8 @@
 //! Work pages: the board (items by state with claimant, hand-off, links and the evidence recorded for the pull
-//! requests they link to — merged / rolled, commit, service, who recorded it and when; a claim button on open items;
-//! its columns refresh every few seconds), the documents of every space, and one document with its `work_status`
-//! findings. Item, document and evidence text is untrusted and only ever rendered escaped.
+//! requests they link to — merged / rolled, commit, service, who recorded it and when; claim on open items, block,
+//! resume and finish on held ones, hand-off on the item's page (`work_item.rs`); filters by claimant, space and
+//! text; its columns refresh every few seconds), the documents of every space, and one document with its
+//! `work_status` findings. Item, document and evidence text is untrusted and only ever rendered escaped.
 //!
 //! The pages act as the principal signed in with a work token, held to its scopes, or else as the local person on a
 //! loopback-only server (`signin.rs`, [`work_caller`]).
@@ -17,6 +18,7 @@ use serde_json::Value;
 use super::signin::work_caller;
 use super::{Layout, PageError, check_csrf, html, render, Visit};
 use crate::state::Web;
+use crate::when::Moment;
 use crate::workspace::Workspace;
 
 const STATES: [&str; 5] = ["open", "claimed", "in_progress", "blocked", "done"];
@@ -29,6 +31,8 @@ struct Column {
 /// An item and the evidence about the pull requests it links to.
 struct Card {
     item: WorkItem,
+    /// Since when its claimant holds it.
+    held: Moment,
     pulls: Vec<Pull>,
 }
 
@@ -44,9 +48,9 @@ struct Record {
     service: String,
     commit: String,
     short_commit: String,
-    at: String,
+    at: Moment,
     recorded_by: String,
-    recorded_at: String,
+    recorded_at: Moment,
 }
 
 #[derive(Template)]
@@ -56,6 +60,11 @@ struct BoardPage {
     account: String,
     csrf: String,
     columns: Vec<Column>,
+    filter: BoardParam,
+    /// `(id, name)` of every space, for the filter.
+    spaces: Vec<(String, String)>,
+    /// The filter as a query string, for the live refresh.
+    query: String,
 }
 
 #[derive(Template)]
@@ -93,11 +102,43 @@ struct DocumentPage {
     status_error: Option<String>,
 }
 
-/// `?fragment=1` asks for the board's columns only.
-#[derive(Debug, Deserialize)]
+/// The board's query: `?fragment=1` asks for the columns only; the rest filters the cards.
+#[derive(Debug, Default, Deserialize)]
 pub(crate) struct BoardParam {
     #[serde(default)]
     fragment: Option<String>,
+    /// Who holds the item (as `work_list`'s `claimed_by` matches it).
+    #[serde(default)]
+    claimant: String,
+    /// A space id.
+    #[serde(default)]
+    space: String,
+    /// Words the title or notes contain (any case).
+    #[serde(default)]
+    q: String,
+}
+
+impl BoardParam {
+    /// Whether `item` has the text asked for.
+    fn matches(&self, item: &WorkItem) -> bool {
+        let words = self.q.to_lowercase();
+        let text = format!("{} {}", item.title, item.notes).to_lowercase();
+        words.split_whitespace().all(|word| text.contains(word))
+    }
+
+    /// The filter as a query string (the values percent-encoded).
+    fn query(&self) -> String {
+        let encode = |value: &str| -> String {
+            value
+                .bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect()
+        };
+        format!("claimant={}&space={}&q={}", encode(&self.claimant), encode(&self.space), encode(&self.q))
+    }
 }
 
 /// The claim form of a card.
@@ -118,21 +159,28 @@ fn pull(linked: LinkedPullRequest) -> Pull {
             kind: r.evidence.kind,
             service: r.evidence.service,
             commit: r.evidence.commit,
-            at: r.evidence.at,
+            at: Moment::of(&r.evidence.at),
             recorded_by: r.recorded_by,
-            recorded_at: r.evidence.recorded_at,
+            recorded_at: Moment::of(&r.evidence.recorded_at),
         })
         .collect();
     Pull { name: format!("{}#{}", linked.repository, linked.number), records }
 }
 
 /// The board's columns, with the evidence about every card's pull requests read in one go.
-async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
+async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<Column>, PageError> {
     let mut items = Vec::new();
     let mut counts = Vec::new();
     for state in STATES {
-        let query = ListQuery { state: state.into(), page_size: 200, ..ListQuery::default() };
-        let listed = web.work.list_items(caller, &query).await?.items;
+        let query = ListQuery {
+            state: state.into(),
+            page_size: 200,
+            claimed_by: filter.claimant.clone(),
+            space_id: filter.space.clone(),
+            ..ListQuery::default()
+        };
+        let listed: Vec<WorkItem> =
+            web.work.list_items(caller, &query).await?.items.into_iter().filter(|item| filter.matches(item)).collect();
         counts.push((state, listed.len()));
         items.extend(listed);
     }
@@ -140,7 +188,7 @@ async fn columns(web: &Web, caller: &Caller) -> Result<Vec<Column>, PageError> {
     let mut cards = items
         .into_iter()
         .zip(evidence)
-        .map(|(item, pulls)| Card { item, pulls: pulls.into_iter().map(pull).collect() });
+        .map(|(item, pulls)| Card { held: Moment::of(&item.claimed_at), item, pulls: pulls.into_iter().map(pull).collect() });
     Ok(counts.into_iter().map(|(state, count)| Column { state, cards: cards.by_ref().take(count).collect() }).collect())
 }
 
@@ -151,13 +199,29 @@ pub(crate) async fn board(
     Query(q): Query<BoardParam>,
 ) -> Result<Response, PageError> {
     let caller = work_caller(&web, &visit, "work_list", &WORK_READ).await?;
-    let columns = columns(&web, &caller).await?;
+    let columns = columns(&web, &caller, &q).await?;
     if q.fragment.is_some() {
         let csrf = web.csrf.token(&web.csrf.browser(&visit.headers));
         return Ok(html(&BoardFragment { csrf, columns }));
     }
+    let listed = web.work.list_spaces(&caller, "", 200, "").await?;
+    let spaces = listed["spaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s["name"].as_str().unwrap_or_default().to_owned()))
+        .collect();
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
-    let page = BoardPage { layout: layout.clone(), account: caller.label(), csrf: layout.csrf.clone(), columns };
+    let query = q.query();
+    let page = BoardPage {
+        layout: layout.clone(),
+        account: caller.label(),
+        csrf: layout.csrf.clone(),
+        columns,
+        filter: q,
+        spaces,
+        query,
+    };
     Ok(render(&layout, &page))
 }
 

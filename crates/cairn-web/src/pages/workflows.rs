@@ -1,65 +1,19 @@
-//! Workflow pages: the list (source badge, shadowed marker, validation state), one workflow (diagram, validation
-//! and lint, YAML, a form that starts a run), and the graph view the run page reuses.
-//!
-//! The diagram is drawn as HTML boxes, one per node with its outgoing transitions, coloured by run status: the
-//! Mermaid bundle is megabytes, too large to vendor for this.
+//! Workflow pages: the list (source badge, shadowed marker, validation state) and one workflow (its graph as SVG,
+//! `crate::graph`, with a table of its nodes the graph links to, validation and lint, YAML, a form that starts a
+//! run).
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
 use axum::response::{Redirect, Response};
-use cairn_roscoe::diagram::Diagram;
 use cairn_roscoe::{Source, Subject};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Layout, PageError, check_csrf, render, Visit};
 use crate::error::ApiError;
+use crate::graph::Graph;
 use crate::state::{Web, blocking};
 use crate::workspace::Workspace;
-
-/// A diagram for the templates: nodes in file order, each with its transitions.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Graph {
-    /// The nodes.
-    pub(crate) nodes: Vec<GraphNode>,
-}
-
-/// One node of a [`Graph`].
-#[derive(Debug, Clone)]
-pub(crate) struct GraphNode {
-    /// The node id.
-    pub(crate) id: String,
-    /// Its label.
-    pub(crate) label: String,
-    /// Its type.
-    pub(crate) kind: String,
-    /// Its status in the run shown ("" when none).
-    pub(crate) status: String,
-    /// `(event, target)` per transition.
-    pub(crate) edges: Vec<(String, String)>,
-}
-
-impl From<Diagram> for Graph {
-    fn from(diagram: Diagram) -> Graph {
-        let nodes = diagram
-            .nodes
-            .iter()
-            .map(|n| GraphNode {
-                id: n.id.clone(),
-                label: n.label.clone(),
-                kind: serde_json::to_value(n.kind).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(),
-                status: n.status.map(|s| s.as_str().to_owned()).unwrap_or_default(),
-                edges: diagram
-                    .edges
-                    .iter()
-                    .filter(|e| e.from == n.id)
-                    .map(|e| (e.event.clone(), e.to.clone()))
-                    .collect(),
-            })
-            .collect();
-        Graph { nodes }
-    }
-}
 
 /// `?project=&source=`.
 #[derive(Debug, Deserialize)]

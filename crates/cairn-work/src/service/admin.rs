@@ -13,6 +13,8 @@ use crate::time::{format_ms, format_opt, now_ms};
 
 /// The account of the local stdio user.
 const LOCAL_ACCOUNT: &str = "acc_local";
+/// The principal of the local user acting as a person.
+pub(super) const LOCAL_PERSON: &str = "prn_local_person";
 /// Use of a token is recorded at most this often (ms), so busy tokens do not write on every request.
 const LAST_USED_GRANULARITY: i64 = 60_000;
 

@@ -6,7 +6,7 @@ use cairn_store::changes::Change;
 use cairn_store::work::decisions;
 use cairn_store::work::items::{self, EventRow, ItemFilter, ItemRow};
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::{ATTEMPTS, Service};
 use crate::auth::Caller;
@@ -15,7 +15,31 @@ use crate::ids::new_id;
 use crate::item::{self, Changes, Event, MAX_LINKS, STATES, Target, WorkItem};
 use crate::page::page_size;
 use crate::text;
-use crate::time::now_ms;
+use crate::time::{format_ms, now_ms};
+
+/// An item and what happened to it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemHistory {
+    /// The item as it is.
+    pub item: WorkItem,
+    /// Its events, oldest first.
+    pub events: Vec<ItemEvent>,
+}
+
+/// One entry of an item's history.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemEvent {
+    /// 1, 2, … per item.
+    pub seq: i64,
+    /// RFC 3339.
+    pub at: String,
+    /// Who did it: the name the caller gave, or its display name.
+    pub by: String,
+    /// `created`, `claimed`, `state_changed`, `notes_changed`, `links_added` or `handed_off`.
+    pub kind: String,
+    /// What changed (the event's data as recorded).
+    pub data: Value,
+}
 
 /// What `work_list` was asked for (raw arguments; checked by [`Service::list_items`]).
 #[derive(Debug, Clone, Default)]
@@ -158,6 +182,27 @@ impl Service {
             })
             .await?;
         Ok(WorkItem::from_row(&row))
+    }
+
+    /// An item and its whole history (`work_events`), oldest first: what the web UI's item page shows.
+    pub async fn item_history(&self, caller: &Caller, account_id: &str, item_id: &str) -> Result<ItemHistory, Error> {
+        let item_id = required_id(item_id)?;
+        let account = self.account_id(caller, account_id, false).await?;
+        let row = items::get_item(self.store.pool(), &account, &item_id)
+            .await?
+            .ok_or_else(|| Error::not_found("work item", &item_id))?;
+        let events = items::events(self.store.pool(), &item_id)
+            .await?
+            .into_iter()
+            .map(|e| ItemEvent {
+                seq: e.seq,
+                at: format_ms(e.at),
+                by: e.claimant,
+                kind: e.kind,
+                data: serde_json::from_str(&e.data).unwrap_or(Value::Null),
+            })
+            .collect();
+        Ok(ItemHistory { item: WorkItem::from_row(&row), events })
     }
 
     /// `work_list`: one page of the items matching `query`, latest change first.

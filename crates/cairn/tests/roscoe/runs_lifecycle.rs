@@ -52,6 +52,8 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
     assert!(url.ends_with(&format!("/open/runs/{run_id}?project={}", project_id(&client, &cwd).await)), "{url}");
     assert_eq!(started["workflow"], json!({ "id": "review", "name": "review", "description": "Check, judge, ask" }));
     assert!(started["narration"].as_str().unwrap().contains(url));
+    let note = started["urlNote"].as_str().unwrap_or_default();
+    assert!(note.contains("No `cairn serve` is running") && note.contains("start one with `cairn serve`"), "no server: the result says how to open the link: {started}");
     assert_eq!(pending(&started, "nodeType"), "ai_judge");
     assert_eq!(pending(&started, "runId"), run_id);
     assert!(pending(&started, "prompt").starts_with("Is o'brien fine?"), "the quoted value reached the script as one word");
@@ -82,6 +84,8 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
         .await;
     assert_eq!(pending(&judged, "nodeType"), "human", "{judged}");
     assert!(pending(&judged, "prompt").contains("1. ship — Ship now"));
+    let labels: Vec<&Value> = judged["pendingStep"]["transitions"].as_array().unwrap().iter().map(|t| &t["label"]).collect();
+    assert_eq!(labels, [&json!("Ship now"), &json!("Stop")], "each choice carries its label: {judged}");
     assert_eq!(judged["billingMode"], "subscription");
     assert!(judged["inputTokens"].as_i64().unwrap() > 0);
 

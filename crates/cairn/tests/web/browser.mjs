@@ -95,6 +95,15 @@ try {
   check(new URL(page.url()).pathname === `/runs/${started.runId}`, '/open/runs/… redirects to the run page');
   await page.locator('#pending').filter({ hasText: 'draft' }).waitFor();
   check(await page.locator('#decision').count() === 0, 'no decision buttons while an agent holds the step');
+  const graphNode = (id) => page.locator(`#graph g.gnode[data-node="${id}"]`);
+  check(await graphNode('draft').getAttribute('data-status') === 'paused', 'the graph colours the waiting node');
+  check((await graphNode('draft').getAttribute('class')).includes('current'), 'and marks it as the current step');
+  check(await graphNode('ask').getAttribute('data-status') === 'none', 'a node not run yet has no status');
+  check(await page.locator('#graph .terminal-end').count() === 1 && await page.locator('#graph .terminal-fail').count() === 1,
+    'the graph shows the terminal targets');
+  check(await page.locator('#graph .edge-label', { hasText: 'success' }).count() === 1, 'edges carry their events');
+  const fill = await page.locator('#graph g.gnode[data-node="draft"] rect').evaluate((r) => getComputedStyle(r).fill);
+  check(fill === 'rgb(255, 243, 205)', `the waiting node is drawn in the paused colour (${fill})`);
   await page.evaluate(() => { window.notReloaded = true; });
 
   // Advance through MCP while the page is open: it must show the human step by itself.
@@ -103,10 +112,25 @@ try {
   const ship = page.locator('#decision button[value="ship"]');
   await ship.waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), 'the run page updated live, without a reload');
+  check(await graphNode('draft').getAttribute('data-status') === 'completed', 'live: the agent step turned completed');
+  check(await graphNode('ask').getAttribute('data-status') === 'paused'
+    && (await graphNode('ask').getAttribute('class')).includes('current'), 'live: the human step is now the current one');
   noViolations('the live run page');
-  const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => b.value));
-  check(JSON.stringify(buttons) === JSON.stringify(['ship', 'stop']), `one button per valid transition: ${buttons}`);
+  const buttons = await page.locator('#decision button').evaluateAll((bs) => bs.map((b) => `${b.value}=${b.textContent}`));
+  check(JSON.stringify(buttons) === JSON.stringify(['ship=Ship it', 'stop=Stop here']), `one button per transition, labelled: ${buttons}`);
   check(await page.locator('#timeline tr[data-node="draft"]').count() === 1, 'the timeline lists the agent step');
+  check(/ago|just now/.test(await page.locator('#timeline tr[data-node="draft"] time').textContent()), 'times read as "… ago"');
+  check(/^\d{4}-\d\d-\d\dT/.test(await page.locator('#timeline tr[data-node="draft"] time').getAttribute('title')), 'with the exact time on hover');
+  const draftRow = page.locator('#timeline tr[data-node="draft"]');
+  check(/^\$\d+\.\d\d/.test(await draftRow.locator('td.cost').textContent()) && /\d+ in · \d+ out/.test(await draftRow.textContent()),
+    'the agent step shows its cost and tokens');
+  check(/ms|s/.test(await draftRow.locator('td').nth(4).textContent()) && (await draftRow.textContent()).includes('claude-sonnet-4-5'),
+    'its duration and model');
+  check(/^\$\d+\.\d\d/.test(await page.locator('#total-cost').textContent()), 'and the run its total cost');
+  await page.locator('#graph a[href="#node-draft"]').click();
+  check(new URL(page.url()).hash === '#node-draft', 'clicking a node leads to its details');
+  await page.locator('#node-draft details[open]').first().waitFor();
+  check((await page.locator('#node-draft').textContent()).includes('A haiku about cairns'), 'which show its output');
   await page.screenshot({ path: path.join(artifacts, 'run-page.png'), fullPage: true });
 
   // The person decides in the browser.
@@ -115,6 +139,7 @@ try {
   check(true, 'clicking the decision completes the run');
   const status = await roscoe('get_run_status', { global: true, run_id: started.runId });
   check(status.status === 'completed', 'MCP sees the run completed');
+  check((await page.locator('#node-ask .decided-by').textContent()).includes('decided by'), 'the page says who decided, and when');
   await page.screenshot({ path: path.join(artifacts, 'run-completed.png'), fullPage: true });
   noViolations('the run page after the decision');
 
@@ -146,8 +171,6 @@ try {
   await card.locator('.evidence li[data-kind="rolled"]').waitFor({ timeout: 20000 });
   check((await card.locator('.evidence li[data-kind="merged"]').textContent()).includes('abc1234def56'), 'the card shows the merge commit');
   check((await card.locator('.evidence .service').textContent()) === 'production', 'and the service it rolled to');
-  await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
-
   // Signed in with the token, the board acts as its principal: a claim from the board is theirs.
   await page.goto(`${base}/signin?next=/work`);
   await page.fill('#token', token);
@@ -162,6 +185,36 @@ try {
   const claimed = page.locator(`[data-state="claimed"] .card[data-item="${secondId}"]`);
   await claimed.waitFor({ timeout: 20000 });
   check((await claimed.locator('.claimant').textContent()).includes('claude-worker'), 'the claim button claims as the signed-in principal');
+
+  // Block, hand off and finish from the board and the item's page, as the signed-in principal.
+  await claimed.locator('button[value="blocked"]').click();
+  await page.locator(`[data-state="blocked"] .card[data-item="${secondId}"]`).waitFor({ timeout: 20000 });
+  check(true, 'Block moves the card to the blocked column');
+  await page.locator(`.card[data-item="${secondId}"] a.handoff`).click();
+  await page.waitForURL((url) => url.pathname === `/work/items/${secondId}`);
+  const kinds = await page.locator('#history tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.kind));
+  check(JSON.stringify(kinds) === JSON.stringify(['created', 'claimed', 'state_changed']), `the item page shows its history: ${kinds}`);
+  check(/ago|just now/.test(await page.locator('#history time').first().textContent()), 'with humanised times');
+  await page.fill('#handoff-note', 'Screenshots taken; the README text is left');
+  await page.fill('#handoff-to', 'ada');
+  await page.click('#handoff button[type="submit"]');
+  await page.locator('#item-state[data-state="open"]').waitFor();
+  check((await page.locator('#history tr[data-kind="handed_off"]').textContent()).includes('handed it off to ada: Screenshots taken'),
+    'a hand-off from the item page reopens it and is in its history');
+  await page.goto(`${base}/work`);
+  await card.locator('button[value="done"]').click();
+  await page.locator(`[data-state="done"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
+  check(true, 'Finish on the card moves it to done');
+  const listed = await work('work_list', { state: 'done' });
+  check((listed.items ?? []).some((i) => i.id === itemId && i.done_by), 'the work tools see it done');
+  await page.goto(`${base}/work?q=readme`);
+  check(await page.locator('.card').count() === 1 && await page.locator(`.card[data-item="${secondId}"]`).count() === 1,
+    'the text filter keeps only the matching card');
+  const widths = await page.locator('.column').evaluateAll((cs) => cs.map((c) => Math.round(c.getBoundingClientRect().width)));
+  check(new Set(widths).size === 1, `the board's columns are even: ${widths}`);
+  await page.goto(`${base}/work`);
+  await page.screenshot({ path: path.join(artifacts, 'work-board.png'), fullPage: true });
+
   await page.click('header form.signout button');
   await page.waitForURL(`${base}/signin`);
   check(!(await page.context().cookies()).some((c) => c.name === 'cairn_session'), 'signing out clears the cookie');

@@ -1,4 +1,4 @@
-//! The browser tests: `browser.mjs` and `decide.mjs` (Node + playwright-core + Debian chromium) against a real
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real
 //! `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::support::{Mcp, http, json_of, start, start_with, token, token_as};
+use crate::support::{Mcp, http, json_of, project, start, start_with, token, token_as};
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -23,15 +23,17 @@ fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
         .map(PathBuf::from)
         .unwrap_or_else(|_| workspace_root().join("target/web-test"));
     let node = std::process::Command::new("node").arg("--version").output().is_ok_and(|o| o.status.success());
-    let ready = chromium.is_file() && playwright.join("node_modules/playwright-core").is_dir() && node;
+    let ready = chromium.is_file()
+        && ["playwright-core", "axe-core"].iter().all(|p| playwright.join("node_modules").join(p).is_dir())
+        && node;
     if !ready {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
-            "CI must install chromium, node and playwright-core ({}, {})",
+            "CI must install chromium, node, playwright-core and axe-core ({}, {})",
             chromium.display(),
             playwright.display()
         );
-        eprintln!("skipped: the browser test needs {} and playwright-core in {}", chromium.display(), playwright.display());
+        eprintln!("skipped: the browser test needs {} and playwright-core and axe-core in {}", chromium.display(), playwright.display());
         return None;
     }
     let artifacts = std::env::var("WEB_ARTIFACTS")
@@ -41,9 +43,9 @@ fn tools() -> Option<(PathBuf, PathBuf, PathBuf)> {
     Some((chromium, playwright, artifacts))
 }
 
-/// Runs `script` (a file beside this one) with `vars`; asserts every check passed.
-async fn run_script(script: &str, vars: &[(&str, String)]) {
-    let Some((chromium, playwright, artifacts)) = tools() else { return };
+/// Runs `script` (a file beside this one) with `vars`; asserts every check passed, and returns what it printed.
+async fn run_script(script: &str, vars: &[(&str, String)]) -> String {
+    let Some((chromium, playwright, artifacts)) = tools() else { return String::new() };
     let mut command = tokio::process::Command::new("node");
     command
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/web").join(script))
@@ -58,6 +60,7 @@ async fn run_script(script: &str, vars: &[(&str, String)]) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{script} failed:\n{stdout}\n{stderr}");
     assert!(stdout.lines().last().is_some_and(|l| l.ends_with("passed, 0 failed")), "{stdout}");
+    stdout.into_owned()
 }
 
 #[tokio::test]
@@ -110,4 +113,74 @@ async fn a_decision_made_in_the_browser_is_recorded_with_the_signed_in_person() 
     let decided: Vec<&Value> = history["actions"].as_array().unwrap().iter().filter(|a| a["action"] == "decide").collect();
     assert_eq!(decided.len(), 1, "{history}");
     assert_eq!((decided[0]["principal"].as_str(), decided[0]["via"].as_str()), (Some("Ada (person)"), Some("web")));
+}
+
+#[tokio::test]
+async fn the_home_inbox_lists_decisions_of_every_workspace_and_answers_them() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    let client = http();
+    let url = |p: &str| env.served.url(p);
+    let global = json_of(client.post(url("/api/runs?project=global")).json(&json!({"workflowId": "decide"}))).await;
+    let repo = project(&env, "shop");
+    let roscoe = Mcp::connect(url("/roscoe/mcp"), &token_as(&env, "drafter", "agent", "roscoe:run")).await;
+    let started = roscoe.ok("start_workflow", json!({"cwd": repo.to_string_lossy(), "id": "decide"})).await;
+    let project_run = started["runId"].as_str().unwrap().to_owned();
+    let project_id = started["url"].as_str().unwrap().rsplit("project=").next().unwrap().to_owned();
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("GLOBAL_RUN", global["runId"].as_str().unwrap().to_owned()),
+        ("PROJECT_RUN", project_run.clone()),
+    ];
+    run_script("home.mjs", &vars).await;
+    let answered = json_of(client.get(url(&format!("/api/runs/{project_run}?project={project_id}")))).await;
+    assert_eq!(answered["run"]["status"], "completed", "{answered}");
+    let ask = answered["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
+    assert_eq!(ask["output"]["choice"], "ship", "{ask}");
+    assert_eq!(ask["output"]["decidedBy"], "web");
+}
+
+#[tokio::test]
+async fn an_account_owner_sees_the_settings_and_creates_and_revokes_tokens() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start_with(&["--require-auth"]).await;
+    let yaml = "models:\n  default: claude-haiku-4-5\npricing:\n  claude-haiku-4-5: { input: 3.0, output: 15.0 }\n";
+    std::fs::write(env.home.join("roscoe.yaml"), yaml).unwrap();
+    let owner = token_as(&env, "Ada", "person", "roscoe:read");
+    let victim = token_as(&env, "old-bot", "agent", "roscoe:run");
+    let victim_id = format!("tok_{}", &victim["cairn_".len().."cairn_".len() + 26]);
+    let client = http();
+    let runs = env.served.url("/api/runs?project=global");
+    assert_eq!(client.get(&runs).bearer_auth(&victim).send().await.unwrap().status(), 200, "the token works at first");
+    let vars = [("CAIRN_BASE", env.served.base.clone()), ("OWNER_TOKEN", owner), ("VICTIM_ID", victim_id)];
+    let printed = run_script("settings.mjs", &vars).await;
+    assert_eq!(client.get(&runs).bearer_auth(&victim).send().await.unwrap().status(), 401, "revoked in the browser, refused");
+    let made = printed.lines().find_map(|l| l.strip_prefix("NEW_TOKEN ")).expect("the new token").to_owned();
+    let work = env.served.url("/api/work/items");
+    assert_eq!(client.get(&work).bearer_auth(&made).send().await.unwrap().status(), 200, "the token made in the browser works");
+}
+
+#[tokio::test]
+async fn the_editor_marks_diagnostics_on_their_lines_and_saves_safely() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    run_script("editor.mjs", &[("CAIRN_BASE", env.served.base.clone())]).await;
+    let saved = std::fs::read_to_string(env.home.join("workflows/ship.yaml")).unwrap();
+    assert!(saved.contains("Write a sonnet") && !saved.contains("Drafting"), "{saved}");
+    assert!(env.home.join("workflows/from-template.yaml").is_file(), "the new workflow is a file");
+}
+
+#[tokio::test]
+async fn every_page_passes_axe_fits_700_px_and_is_reachable_by_keyboard() {
+    if tools().is_none() {
+        return;
+    }
+    let env = crate::crawl::populated().await;
+    run_script("axe.mjs", &[("CAIRN_BASE", env.served.base.clone())]).await;
 }

@@ -14,6 +14,7 @@ mod api;
 mod database;
 mod body_limits;
 mod browser;
+mod crawl;
 mod early_close;
 mod headers;
 mod pages;

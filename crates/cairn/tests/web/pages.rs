@@ -20,6 +20,7 @@ async fn the_deep_link_opens_the_run_page_whose_forms_need_the_csrf_token() {
     let started: Value =
         client.post(url("/api/runs?project=global")).json(&json!({"workflowId": "decide"})).send().await.unwrap().json().await.unwrap();
     let id = started["runId"].as_str().unwrap();
+    assert!(started.get("urlNote").is_none(), "the server that started the run serves its link: {started}");
     let open = client.get(started["url"].as_str().unwrap()).send().await.unwrap();
     assert_eq!(open.status(), 303);
     assert_eq!(open.headers()["location"], format!("/runs/{id}?project=global").as_str());

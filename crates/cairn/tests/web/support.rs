@@ -17,11 +17,21 @@ use crate::database::TestDatabase;
 /// An agent drafts, a person decides.
 pub const SHIP: &str = "name: ship\ndescription: Draft, then a person decides\ninitial: draft\nnodes:\n  draft:\n    \
     type: ai_agent\n    label: Draft\n    config: { prompt: Write a haiku }\n    transitions: { success: ask }\n  ask:\n    \
-    type: human\n    label: Ship?\n    config: { prompt: Ship it? }\n    transitions: { ship: $end, stop: $fail }\n";
+    type: human\n    label: Ship?\n    config: { prompt: Ship it?, labels: { ship: Ship it, stop: Stop here } }\n    transitions: { ship: $end, stop: $fail }\n";
 
 /// Only a person's decision.
-pub const DECIDE: &str = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    config: { prompt: Go? }\n    \
-    transitions: { ship: $end, stop: $fail }\n";
+pub const DECIDE: &str = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    \
+    config: { prompt: Go?, labels: { ship: Ship it } }\n    transitions: { ship: $end, stop: $fail }\n";
+
+/// A git repository under `env`'s temporary folder holding the repo workflow `decide`: a project workspace.
+pub fn project(env: &Env, name: &str) -> PathBuf {
+    let root = env.home.parent().unwrap().join(name);
+    std::fs::create_dir_all(root.join(".roscoe/workflows")).unwrap();
+    std::fs::write(root.join(".roscoe/workflows/decide.yaml"), DECIDE).unwrap();
+    let git = std::process::Command::new("git").arg("init").arg("-q").arg(&root).status().unwrap();
+    assert!(git.success());
+    root
+}
 
 /// A running server and its home.
 pub struct Env {

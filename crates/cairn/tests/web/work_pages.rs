@@ -77,7 +77,7 @@ async fn evidence_recorded_over_mcp_shows_on_the_board_escaped() {
     assert!(card.contains(r#"<code title="abc1234def5678abc1234def5678abc1234def56">abc1234def56</code>"#), "{card}");
     assert!(card.contains("2026-01-02T03:04:05.000Z"), "when it merged: {card}");
     assert!(card.contains(r#"data-kind="rolled">acme/web#742 <strong>rolled</strong> to <strong class="service">prod-eu</strong>"#), "{card}");
-    assert!(card.contains("recorded by <span class=\"recorded-by\">ci &#60;b&#62;bot&#60;/b&#62; (service)</span> at "), "{card}");
+    assert!(card.contains("recorded by <span class=\"recorded-by\">ci &#60;b&#62;bot&#60;/b&#62; (service)</span> <time datetime="), "{card}");
     assert!(card.contains(r#"Acme/Web#744: <span class="muted">no evidence recorded</span>"#), "{card}");
     assert!(card.contains("Ship &#60;i&#62;SSO&#60;/i&#62;"), "{card}");
     assert!(!board.contains("<b>bot</b>") && !board.contains("<i>SSO</i>"), "untrusted text is never markup");
@@ -232,4 +232,39 @@ async fn a_server_answering_other_names_shows_work_pages_only_after_a_sign_in() 
     assert!(board.text().await.unwrap().contains(r#"<span id="acting">Ada (person)</span>"#));
     let documents = client.get(served.url("/work/documents")).header("cookie", &cookie).send().await.unwrap();
     assert_eq!(documents.status(), 200);
+}
+
+#[tokio::test]
+async fn the_board_filters_by_claimant_space_and_text() {
+    let env = start().await;
+    let writer = Mcp::connect(env.served.url("/mcp"), &token(&env)).await;
+    let mut spaces = Vec::new();
+    for name in ["Web", "Mobile"] {
+        spaces.push(writer.ok("decisions_create_space", json!({"name": name})).await["space"]["id"].as_str().unwrap().to_owned());
+    }
+    let mut ids = Vec::new();
+    for (space, title, claimant) in [(0, "Checkout page", "ada"), (0, "Search box", "bob"), (1, "Checkout screen", "")] {
+        let made = writer.ok("work_create", json!({"space_id": spaces[space], "title": title})).await;
+        let id = made["item"]["id"].as_str().unwrap().to_owned();
+        if !claimant.is_empty() {
+            writer.ok("work_claim", json!({"item_id": id, "claimant": claimant})).await;
+        }
+        ids.push(id);
+    }
+    let shown = |query: String| {
+        let env = &env;
+        let ids = ids.clone();
+        async move {
+            let page = http().get(env.served.url(&format!("/work?{query}"))).send().await.unwrap().text().await.unwrap();
+            ids.iter().map(|id| page.contains(&format!(r#"data-item="{id}""#))).collect::<Vec<bool>>()
+        }
+    };
+    assert_eq!(shown(String::new()).await, [true, true, true]);
+    assert_eq!(shown("claimant=ada".into()).await, [true, false, false], "by claimant");
+    assert_eq!(shown(format!("space={}", spaces[1])).await, [false, false, true], "by space");
+    assert_eq!(shown("q=CHECKOUT".into()).await, [true, false, true], "by words, any case");
+    assert_eq!(shown(format!("q=checkout&space={}", spaces[0])).await, [true, false, false], "together");
+    let fragment = http().get(env.served.url("/work?q=search")).send().await.unwrap().text().await.unwrap();
+    let live = Regex::new(r#"hx-get="([^"]*)""#).unwrap().captures(&fragment).unwrap()[1].to_owned();
+    assert!(live.ends_with("q=search") && live.contains("fragment=1"), "the live refresh keeps the filter: {live}");
 }
