@@ -20,6 +20,9 @@ if [[ $(cargo-deny --version 2>/dev/null) != "cargo-deny $version" ]]; then
 fi
 cargo-deny --version
 
+# `cargo test` downloads only the crates of this platform; cargo-deny reads the whole graph (Windows and macOS crates
+# too), so fetch every crate of the lock file first.
+cargo fetch --locked
 cargo deny --locked --offline check bans licenses sources
 
 if cargo deny --locked fetch db; then
