@@ -64,6 +64,18 @@ pub(super) fn run_scope(run: &Run) -> Scope {
 impl Runs {
     /// Resolves, reads and validates a workflow for a new run.
     pub(super) fn prepare(&self, scope: &Scope, id: &str, source: Option<Source>) -> Result<Prepared, Error> {
+        self.prepare_read(scope, id, source, &Settings::read(self.home(), scope.root()))
+    }
+
+    /// [`Runs::prepare`] with `roscoe.yaml` already read as `settings` (its prices; when it cannot be read, the
+    /// built-in ones).
+    pub(super) fn prepare_read(
+        &self,
+        scope: &Scope,
+        id: &str,
+        source: Option<Source>,
+        settings: &Result<Settings, String>,
+    ) -> Result<Prepared, Error> {
         let sources = Sources::new(self.home(), scope);
         let located = sources.resolve(id, source)?;
         let text = located.read()?;
@@ -79,7 +91,7 @@ impl Runs {
             .map(|doc| doc.value)
             .map_err(|e| Error::refused("invalid_config", e))?;
         Ok(Prepared {
-            models: self.model_settings(scope),
+            models: self.model_settings_read(scope, settings),
             workflow: Arc::new(workflow),
             config,
             source: located.source,
@@ -91,13 +103,18 @@ impl Runs {
     /// The model settings of `scope`: the default model and aliases, and the prices — cairn's built-in Claude prices
     /// with `roscoe.yaml`'s over them.
     pub(super) fn model_settings(&self, scope: &Scope) -> ModelSettings {
+        self.model_settings_read(scope, &Settings::read(self.home(), scope.root()))
+    }
+
+    /// [`Runs::model_settings`] with `roscoe.yaml` already read as `settings`.
+    fn model_settings_read(&self, scope: &Scope, settings: &Result<Settings, String>) -> ModelSettings {
         let models = self.inner.service.models(scope).unwrap_or_else(|_| Models {
             default: BUILTIN_DEFAULT_MODEL.to_owned(),
             available: Vec::new(),
             aliases: Vec::new(),
         });
         // A roscoe.yaml that cannot be read has no prices of its own: the built-in ones apply.
-        let pricing = Settings::read(self.home(), scope.root()).map_or_else(|_| prices::builtin(), |s| s.pricing);
+        let pricing = settings.as_ref().map_or_else(|_| prices::builtin(), |s| s.pricing.clone());
         ModelSettings {
             default: models.default,
             aliases: models.aliases.into_iter().collect(),

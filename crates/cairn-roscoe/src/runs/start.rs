@@ -96,11 +96,12 @@ impl Runs {
         actor: &Actor,
         options: &StartOptions,
     ) -> Result<Created, Error> {
-        let prepared = self.prepare(scope, id, source)?;
+        let read = Settings::read(self.home(), scope.root());
+        let prepared = self.prepare_read(scope, id, source, &read)?;
         if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
             return Err(Error::InsufficientScope(actor.exec_refusal(&format!("workflow '{id}'"))));
         }
-        let settings = Settings::read(self.home(), scope.root()).map_err(|e| Error::refused("invalid_config", e))?;
+        let settings = read.map_err(|e| Error::refused("invalid_config", e))?;
         let client = options.client.as_deref();
         let configured = client.and_then(|c| settings.host(c)).and_then(|h| h.execution);
         let named = prepared.workflow.execution.as_deref().and_then(Execution::from_name);
