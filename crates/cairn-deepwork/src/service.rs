@@ -202,11 +202,13 @@ impl Deepwork {
         server_text::server_instructions(&jobs, &errors, &self.config.names)
     }
 
-    /// Lists jobs and workflows, and refreshes the job manifest status file.
-    pub fn get_workflows(&self, root: &Path) -> WorkflowList {
+    /// Lists jobs and workflows, and refreshes the job manifest status file; also the `issue_detected` text when some
+    /// job fails to load (from the same look at the job folders).
+    pub fn get_workflows(&self, root: &Path) -> (WorkflowList, Option<String>) {
         let (jobs, errors) = self.load_jobs(root);
         self.refresh_manifest(root, &jobs);
-        WorkflowList {
+        let issue = server_text::issue_detected(&errors, &self.config.names);
+        let list = WorkflowList {
             jobs: jobs
                 .iter()
                 .map(|job| JobInfo {
@@ -231,7 +233,8 @@ impl Deepwork {
                     error: server_text::error_with_suggestion(e, &self.config.names),
                 })
                 .collect(),
-        }
+        };
+        (list, issue)
     }
 
     /// Rewrites the job manifest status file unless it was written from these very jobs and still exists.

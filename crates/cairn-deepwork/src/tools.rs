@@ -138,14 +138,16 @@ impl DeepworkServer {
     }
 
     /// [`DeepworkServer::run`] for a quick read that stays on this thread: a few `stat`s and a directory listing
-    /// cost less than the hand-off to a blocking thread and back (`get_workflows`; docs/benchmarks.md).
+    /// cost less than the hand-off to a blocking thread and back (`get_workflows`; docs/benchmarks.md). The operation
+    /// gives its outcome and the `issue_detected` text it found on the way.
     async fn run_here<T, F>(&self, tool: &str, context: &RequestContext<RoleServer>, operation: F) -> CallToolResult
     where
         T: Serialize,
-        F: FnOnce(&Deepwork, &Path) -> Result<T, Error>,
+        F: FnOnce(&Deepwork, &Path) -> (Result<T, Error>, Option<String>),
     {
         let root = self.root(context).await;
-        wrap(tool, operation(&self.service, &root), self.service.issue_detected(&root))
+        let (outcome, issue) = operation(&self.service, &root);
+        wrap(tool, outcome, issue)
     }
 
     /// Runs an operation whose result is one string (the review tools).

@@ -26,5 +26,10 @@ pub(crate) async fn call(server: &DeepworkServer, args: Option<JsonObject>, ctx:
     if let Err(error) = cairn_mcp::args::parse::<Params>("get_workflows", args) {
         return error;
     }
-    server.run_here("get_workflows", ctx, |service, root| Ok(service.get_workflows(root))).await
+    server
+        .run_here("get_workflows", ctx, |service, root| {
+            let (list, issue) = service.get_workflows(root);
+            (Ok(list), issue)
+        })
+        .await
 }
