@@ -180,7 +180,8 @@ try {
   check((await page.locator('#signed-in-as').textContent()) === 'claude-worker (agent)', 'the header names who is signed in');
   const cookie = (await page.context().cookies()).find((c) => c.name === 'cairn_session');
   check(cookie?.httpOnly === true && cookie?.sameSite === 'Strict', 'the sign-in cookie is HttpOnly and SameSite=Strict');
-  check(!cookie.value.includes(token.split('_').pop()), 'the sign-in cookie does not hold the token');
+  // The secret is everything after `cairn_<id>_`; it is base64url, so it may itself hold '_'.
+  check(!cookie.value.includes(token.split('_').slice(2).join('_')), 'the sign-in cookie does not hold the token');
   await page.locator(`.card[data-item="${secondId}"] form.claim button`).click();
   const claimed = page.locator(`[data-state="claimed"] .card[data-item="${secondId}"]`);
   await claimed.waitFor({ timeout: 20000 });

@@ -43,7 +43,7 @@ async fn creating_commands_print_only_the_id_and_lists_show_accounts_and_tokens_
     assert_eq!(env.cli_text(&["account", "list", "-q"]).await, format!("{account}\n{other}\n"));
 
     let listed = env.cli_text(&["token", "list", "--json"]).await;
-    let secret = bearer.rsplit('_').next().unwrap();
+    let secret = bearer.splitn(3, '_').nth(2).unwrap();
     assert!(!listed.contains(secret), "token list never shows a secret: {listed}");
     let tokens: Value = serde_json::from_str(&listed).unwrap();
     let tokens = tokens["tokens"].as_array().unwrap();
