@@ -92,8 +92,18 @@ pub(super) fn of_row(row: &RunRow) -> Option<Budget> {
 }
 
 impl Runs {
-    /// The hold that pauses `run` before calls reserving `reserved`, if its tree's budget cannot cover them.
-    pub(super) async fn over_budget(&self, run: &Run, reserved: &[Reservation]) -> Result<Option<BudgetHold>, Error> {
+    /// The hold that pauses `run` before calls reserving `reserved`, if its tree's budget cannot cover them. A root
+    /// run's row as the step asking for the calls just wrote it (`written`) holds the tree's budget as it is now:
+    /// without one there is nothing to check, and nothing is read.
+    pub(super) async fn over_budget(
+        &self,
+        run: &Run,
+        written: Option<&RunRow>,
+        reserved: &[Reservation],
+    ) -> Result<Option<BudgetHold>, Error> {
+        if written.is_some_and(|row| row.id == row.root_run_id && of_row(row).is_none()) {
+            return Ok(None);
+        }
         let mut conn = self.inner.store.read().await?;
         let tree = rows::runs_in_tree(&mut conn, &run.root_run_id).await?;
         let Some(limit) = tree.iter().find(|r| r.id == run.root_run_id).and_then(of_row) else { return Ok(None) };

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_store::runs as rows;
+use cairn_store::runs::{self as rows, RunRow};
 use serde_json::{Map, Value};
 use tokio::sync::{Semaphore, watch};
 use tracing::Instrument;
@@ -85,9 +85,10 @@ fn answer(shape: Shape, mut texts: Vec<String>) -> Answer {
 
 impl Runs {
     /// Makes the calls of `job` for `run` and returns the event that applies their outcome, or `None` when the run
-    /// stopped running meanwhile (the calls were abandoned).
-    pub(super) async fn call_models(&self, run: &Run, job: &ModelJob) -> Option<Event> {
-        match self.ready_calls(run, job).await {
+    /// stopped running meanwhile (the calls were abandoned). `written` is the run's row as the step that asked for
+    /// the calls wrote it, when at hand (see [`Runs::over_budget`]).
+    pub(super) async fn call_models(&self, run: &Run, written: Option<&RunRow>, job: &ModelJob) -> Option<Event> {
+        match self.ready_calls(run, written, job).await {
             Ok(ready) => self.make_calls(run, job, ready).await,
             Err(event) => Some(event),
         }
@@ -96,7 +97,7 @@ impl Runs {
     /// What must hold before `job`'s calls are made: readable settings, a provider for every model, a budget that
     /// covers their worst case. The calls, ready; or the event that applies instead (the step handed back, the run
     /// paused on its budget, the node failed).
-    pub(super) async fn ready_calls(&self, run: &Run, job: &ModelJob) -> Result<Ready, Event> {
+    pub(super) async fn ready_calls(&self, run: &Run, written: Option<&RunRow>, job: &ModelJob) -> Result<Ready, Event> {
         let node_run_id = job.node_run_id.clone();
         let settings = Settings::read(self.home(), run.project_root.as_deref().map(std::path::Path::new)).map_err(|error| {
             let error = format!("roscoe.yaml cannot be used: {error}");
@@ -113,7 +114,7 @@ impl Runs {
         }
         let worst: Vec<Reservation> =
             resolved.iter().map(|(model, prompt, found)| budget::worst_case(run, model, prompt, &*found.provider)).collect();
-        match self.over_budget(run, &worst).await {
+        match self.over_budget(run, written, &worst).await {
             Ok(Some(hold)) => Err(Event::BudgetExceeded { node_run_id, hold }),
             Ok(None) => Ok(Ready { settings, resolved, shape }),
             Err(error) => {

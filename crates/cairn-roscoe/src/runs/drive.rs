@@ -33,7 +33,14 @@ pub(super) trait EffectRunner: Sync {
 
     /// Makes the model calls of `job` for `run`: the event that applies their outcome to `run`, or `None` when there
     /// is none to apply here (the run stopped meanwhile, or the calls go on in the background).
-    fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> impl Future<Output = Option<Event>> + Send;
+    /// `written` is `run`'s row as the step that asked for the calls wrote it.
+    fn call_models(
+        &self,
+        runs: &Runs,
+        run: &Run,
+        written: &RunRow,
+        job: &ModelJob,
+    ) -> impl Future<Output = Option<Event>> + Send;
 }
 
 impl Runs {
@@ -51,11 +58,8 @@ impl Runs {
         let mut first = true;
         let mut notice = None;
         while let Some((id, event)) = queue.pop_front() {
-            let outcome = match self.step(&id, event).await {
-                Ok((outcome, written)) => {
-                    tree.wrote(written);
-                    outcome
-                }
+            let (outcome, written) = match self.step(&id, event).await {
+                Ok(stepped) => stepped,
                 Err(error) if first => return Err(error),
                 // A late result for a run that moved on (e.g. a script finishing after a cancel) changes nothing.
                 Err(error) if !error.is_internal() => {
@@ -88,12 +92,13 @@ impl Runs {
                     )),
                     Effect::Kill { pid } => kill_later(*pid, &outcome.run.id),
                     Effect::CallModels(job) => {
-                        if let Some(event) = effects.call_models(self, &outcome.run, job).await {
+                        if let Some(event) = effects.call_models(self, &outcome.run, &written, job).await {
                             queue.push_back((id.clone(), event));
                         }
                     }
                 }
             }
+            tree.wrote(written);
         }
         Ok(notice)
     }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use cairn_store::runs as rows;
+use cairn_store::runs::{self as rows, RunRow};
 use serde_json::Value;
 
 use super::drive::EffectRunner;
@@ -64,12 +64,12 @@ impl EffectRunner for Executor {
         }
     }
 
-    async fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> Option<Event> {
+    async fn call_models(&self, runs: &Runs, run: &Run, written: &RunRow, job: &ModelJob) -> Option<Event> {
         if !self.background {
-            return runs.call_models(run, job).await;
+            return runs.call_models(run, Some(written), job).await;
         }
         // Whether the calls can be made at all (a provider, the budget) is settled in this call.
-        let ready = match runs.ready_calls(run, job).await {
+        let ready = match runs.ready_calls(run, Some(written), job).await {
             Ok(ready) => ready,
             Err(event) => return Some(event),
         };

@@ -40,7 +40,7 @@ impl Runs {
         let run = run_from_row(owner, open.as_ref(), &self.inner.snapshots)?;
         let Some(open) = &run.open else { return Ok(false) };
         let job = ModelJob { node_run_id: open.id.clone(), step: step.clone() };
-        match self.call_models(&run, &job).await {
+        match self.call_models(&run, None, &job).await {
             // No provider serves it: the test stops at it.
             None | Some(Event::HandedBack { .. }) => Ok(false),
             Some(event) => {

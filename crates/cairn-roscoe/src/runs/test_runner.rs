@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use cairn_store::runs as rows;
+use cairn_store::runs::{self as rows, RunRow};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -131,8 +131,8 @@ impl EffectRunner for Mocked<'_> {
         Ok((run.id.clone(), Event::ChildFinished { child_run_id, status, output, error, error_code: None }))
     }
 
-    async fn call_models(&self, runs: &Runs, run: &Run, job: &ModelJob) -> Option<Event> {
-        runs.call_models(run, job).await
+    async fn call_models(&self, runs: &Runs, run: &Run, written: &RunRow, job: &ModelJob) -> Option<Event> {
+        runs.call_models(run, Some(written), job).await
     }
 }
 

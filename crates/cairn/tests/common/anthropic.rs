@@ -290,7 +290,10 @@ async fn answer(shared: &Shared, body: axum::body::Bytes) -> Response {
             response
         }
         Answer::Message { blocks, usage, delay } => {
-            tokio::time::sleep(delay).await;
+            if !delay.is_zero() {
+                // tokio's timer ticks in milliseconds: even a zero sleep would wait for the next tick.
+                tokio::time::sleep(delay).await;
+            }
             let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
             let content: Vec<Value> = blocks
                 .iter()
