@@ -194,12 +194,12 @@ pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<
 /// The vendored htmx and CodeMirror files, the stylesheet and the run page's and editor's scripts.
 async fn asset(axum::extract::Path(name): axum::extract::Path<String>) -> Response {
     let (body, kind): (&'static str, &'static str) = match name.as_str() {
-        "htmx.min.js" => (include_str!("../assets/htmx.min.js"), "text/javascript"),
-        "hx-sse.min.js" => (include_str!("../assets/hx-sse.min.js"), "text/javascript"),
+        "htmx.min.js" => (include_str!("../assets/vendor/htmx.min.js"), "text/javascript"),
+        "hx-sse.min.js" => (include_str!("../assets/vendor/hx-sse.min.js"), "text/javascript"),
         "run.js" => (include_str!("../assets/run.js"), "text/javascript"),
         "editor.js" => (include_str!("../assets/editor.js"), "text/javascript"),
-        "codemirror.js" => (include_str!("../assets/codemirror.js"), "text/javascript"),
-        "codemirror.css" => (include_str!("../assets/codemirror.css"), "text/css"),
+        "codemirror.js" => (include_str!("../assets/vendor/codemirror.js"), "text/javascript"),
+        "codemirror.css" => (include_str!("../assets/vendor/codemirror.css"), "text/css"),
         "style.css" => (include_str!("../assets/style.css"), "text/css"),
         _ => return (StatusCode::NOT_FOUND, "no such asset").into_response(),
     };
