@@ -9,7 +9,7 @@ use crate::Error;
 use crate::runs::Connection;
 
 /// One row of `projects` with how many top-level user runs it has.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ProjectRow {
     /// 16 hex chars.
     pub id: String,
@@ -24,7 +24,7 @@ pub struct ProjectRow {
 }
 
 /// One row of `run_events`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct EventRow {
     /// The run (root or child) the event belongs to.
     pub run_id: String,
@@ -33,6 +33,7 @@ pub struct EventRow {
     /// Epoch ms.
     pub ts: i64,
     /// The event type (`state`, …).
+    #[sqlx(rename = "type")]
     pub kind: String,
     /// JSON text.
     pub data: String,
@@ -48,19 +49,7 @@ pub async fn projects(conn: &mut Connection) -> Result<Vec<ProjectRow>, Error> {
          (SELECT COUNT(*) FROM workflow_runs r WHERE r.project_id = p.id AND r.{TOP_LEVEL_USER_RUNS}) AS run_count \
          FROM projects p ORDER BY p.last_seen_at DESC, p.id"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await?;
-    rows.iter()
-        .map(|r| {
-            Ok(ProjectRow {
-                id: r.try_get("id")?,
-                root_path: r.try_get("root_path")?,
-                name: r.try_get("name")?,
-                last_seen_at: r.try_get("last_seen_at")?,
-                run_count: r.try_get("run_count")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    Ok(sqlx::query_as(AssertSqlSafe(sql)).fetch_all(conn).await?)
 }
 
 /// Top-level user runs of the global namespace (project id `""`).
@@ -97,25 +86,13 @@ pub async fn tree_event_count(conn: &mut Connection, run_id: &str) -> Result<i64
 
 /// Every event of the tree of `run_id`, oldest first.
 pub async fn tree_events(conn: &mut Connection, run_id: &str) -> Result<Vec<EventRow>, Error> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as(
         "SELECT run_id, seq, ts, type, data FROM run_events WHERE run_id IN (SELECT id FROM workflow_runs WHERE \
          root_run_id = (SELECT root_run_id FROM workflow_runs WHERE id = $1)) ORDER BY ts, run_id, seq",
     )
     .bind(run_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(EventRow {
-                run_id: r.try_get("run_id")?,
-                seq: r.try_get("seq")?,
-                ts: r.try_get("ts")?,
-                kind: r.try_get("type")?,
-                data: r.try_get("data")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    .await?)
 }
 
 #[cfg(test)]

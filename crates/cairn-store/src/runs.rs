@@ -114,7 +114,7 @@ pub struct RunRow {
 }
 
 /// One entry of `list_runs`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct RunListRow {
     /// Run id.
     pub id: String,
@@ -369,27 +369,11 @@ pub async fn list_runs(conn: &mut Connection, filter: &ListFilter) -> Result<Vec
         sql.push_str(" AND parent_run_id IS NULL");
     }
     sql.push_str(&format!(" ORDER BY started_at DESC, id DESC LIMIT ${}", binds.len() + 1));
-    let mut query = sqlx::query(AssertSqlSafe(sql));
+    let mut query = sqlx::query_as(AssertSqlSafe(sql));
     for value in binds {
         query = query.bind(value);
     }
-    let rows = query.bind(filter.limit).fetch_all(conn).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(RunListRow {
-                id: row.try_get("id")?,
-                workflow_id: row.try_get("workflow_id")?,
-                workflow_name: row.try_get("workflow_name")?,
-                status: row.try_get("status")?,
-                started_at: row.try_get("started_at")?,
-                completed_at: row.try_get("completed_at")?,
-                source: row.try_get("source")?,
-                workflow_source: row.try_get("workflow_source")?,
-                kind: row.try_get("kind")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    Ok(query.bind(filter.limit).fetch_all(conn).await?)
 }
 
 /// Extends the lease of a running run held by process `pid` until `until` (epoch ms); `false` when the run is no
