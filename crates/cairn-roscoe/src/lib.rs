@@ -59,6 +59,6 @@ pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::settings::{Settings, SettingsFile};
 pub use service::{Body, LintWarning, Service, Subject};
 pub use engine::{Budget, Execution};
-pub use runs::{Runs, StartOptions};
+pub use runs::{Runs, StartOptions, StartRequest};
 pub use source::Source;
 pub use tools::RoscoeServer;
