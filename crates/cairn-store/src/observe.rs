@@ -98,55 +98,16 @@ pub async fn tree_events(conn: &mut Connection, run_id: &str) -> Result<Vec<Even
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TestStore;
+    use crate::testing::{TestStore, run_row};
     use crate::runs::{self, RunRow};
 
+    /// A run of the tree `root` (a child when it is not `root` itself).
     fn run(id: &str, root: &str, project: &str) -> RunRow {
         RunRow {
-            id: id.into(),
-            project_id: project.into(),
-            project_root: None,
             root_run_id: root.into(),
             parent_run_id: (id != root).then(|| root.to_owned()),
-            parent_node_run_id: None,
             depth: i64::from(id != root),
-            workflow_id: "w".into(),
-            workflow_name: "w".into(),
-            workflow_description: None,
-            workflow_source: "global".into(),
-            workflow_path: "/w.yaml".into(),
-            workflow_dir: "/w".into(),
-            workflow_snapshot: "{}".into(),
-            source: "mcp".into(),
-            kind: "user".into(),
-            status: "running".into(),
-            current_node_id: None,
-            pending_step: None,
-            awaiting_child_run_id: None,
-            input: "{}".into(),
-            context: "{}".into(),
-            output: None,
-            error: None,
-            error_code: None,
-            host: None,
-            owner_pid: None,
-            lease_expires_at: None,
-            attempt: 1,
-            total_cost_usd: 0.0,
-            metered_cost_usd: 0.0,
-            subscription_equiv_cost_usd: 0.0,
-            billing_mode: "none".into(),
-            input_tokens: 0,
-            output_tokens: 0,
-            started_at: 1,
-            completed_at: None,
-            updated_at: 1,
-            started_by: None,
-            exec_allowed: true,
-            execution: "host".into(),
-            budget: None,
-            usage: None,
-            version: 0,
+            ..run_row(id, project, 1)
         }
     }
 
