@@ -9,6 +9,8 @@
 mod anthropic;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+#[path = "../common/rest.rs"]
+mod rest;
 mod claude;
 #[path = "../common/database.rs"]
 mod database;
