@@ -11,7 +11,8 @@ mod anthropic;
 mod cairn_serve;
 #[path = "../common/rest.rs"]
 mod rest;
-mod claude;
+#[path = "../common/claude_code.rs"]
+mod claude_code;
 #[path = "../common/database.rs"]
 mod database;
 mod deepwork_job;

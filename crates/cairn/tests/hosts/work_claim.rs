@@ -6,7 +6,7 @@ use tokio::process::Command;
 
 use crate::anthropic::{Answer, Request, StandIn};
 use crate::cairn_serve::Served;
-use crate::claude::{ClaudeCode, plugin_dir};
+use crate::claude_code::{ClaudeCode, plugin_dir};
 use crate::database::TestDatabase;
 use crate::rest::post_json;
 
