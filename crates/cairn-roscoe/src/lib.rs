@@ -47,6 +47,7 @@ pub mod skills;
 pub mod source;
 pub mod sources;
 mod tool_args;
+mod unquoted;
 pub mod tools;
 mod yaml_edit;
 
