@@ -47,6 +47,7 @@ pub mod skills;
 pub mod source;
 pub mod sources;
 mod tool_args;
+mod unquoted;
 pub mod tools;
 mod yaml_edit;
 
@@ -59,6 +60,6 @@ pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::settings::{Settings, SettingsFile};
 pub use service::{Body, LintWarning, Service, Subject};
 pub use engine::{Budget, Execution};
-pub use runs::{Runs, StartOptions};
+pub use runs::{Runs, StartOptions, StartRequest};
 pub use source::Source;
 pub use tools::RoscoeServer;

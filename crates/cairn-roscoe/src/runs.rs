@@ -56,7 +56,7 @@ use convert::SnapshotCache;
 use effects::Executor;
 use tree::Tree;
 
-pub use start::StartOptions;
+pub use start::{StartOptions, StartRequest};
 pub use test_runner::{TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
@@ -146,22 +146,8 @@ impl Runs {
         input: Option<Value>,
         actor: &Actor,
     ) -> Result<Started, Error> {
-        self.start_workflow_with(scope, id, source, input, actor, StartOptions::default()).await
-    }
-
-    /// [`Runs::start_workflow`] for an MCP client named `client`: a workflow with fan-out nodes started by a host
-    /// that cannot spawn subagents gets a `hostHint` (§9.6), and so do its later fan-out steps.
-    pub async fn start_workflow_for(
-        &self,
-        scope: &Scope,
-        id: &str,
-        source: Option<Source>,
-        input: Option<Value>,
-        actor: &Actor,
-        client: Option<&str>,
-    ) -> Result<Started, Error> {
-        let options = StartOptions { client: client.map(str::to_owned), ..StartOptions::default() };
-        self.start_workflow_with(scope, id, source, input, actor, options).await
+        let start = StartRequest { scope, id, source, input: input.as_ref(), actor };
+        self.start_workflow_with(start, StartOptions::default()).await
     }
 
     /// `get_run_status`: the tree's root, its deepest pending step and costs.

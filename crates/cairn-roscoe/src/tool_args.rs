@@ -1,6 +1,7 @@
 //! The shapes of the roscoe tools' arguments: the scope every tool takes (`cwd`, `global`), the macros that declare
-//! the fields several tools share (scope, run id, the workflow checked or written, the docs tools'), and the inputs
-//! that become the service's types (source, execution, budget). The tools in `tools/` declare their params with these.
+//! the fields several tools share (scope, run id, a fan-out answer's step, the workflow checked or written, the docs
+//! tools'), and the inputs that become the service's types (source, execution, budget). The tools in `tools/`
+//! declare their params with these.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -72,6 +73,28 @@ macro_rules! run_params {
     };
 }
 pub(crate) use run_params;
+
+/// Declares the params of a tool that answers a fan-out step: [`run_params!`]'s, then `node_id` (also read as
+/// `nodeId`), the step the answer is meant for.
+macro_rules! answer_params {
+    ($(#[$meta:meta])* struct Params {
+        $(#[$run:meta])* run_id: String,
+        $($(#[$fmeta:meta])* $field:ident: $ty:ty,)*
+    }) => {
+        $crate::tool_args::run_params! {
+            $(#[$meta])*
+            struct Params {
+                $(#[$run])*
+                run_id: String,
+                $($(#[$fmeta])* $field: $ty,)*
+                /// The pending step's nodeId, to refuse a stale answer (`stale_step`).
+                #[serde(default, alias = "nodeId")]
+                node_id: Option<String>,
+            }
+        }
+    };
+}
+pub(crate) use answer_params;
 
 /// Declares the params of a tool that checks one workflow, given as `config`, `yaml` or a stored `id` (with its
 /// `source`), followed by the fields written here; [`Params::subject`] is the workflow they name.

@@ -75,8 +75,8 @@ use crate::scope::Scope;
 use crate::service::{Body, Service};
 use crate::source::Source;
 pub(crate) use crate::tool_args::{
-    BodyWrite, BudgetArg, ExecutionArg, ScopeArgs, SourceArg, body_params, docs_params, run_params, scoped_params, source,
-    subject_params,
+    BodyWrite, BudgetArg, ExecutionArg, ScopeArgs, SourceArg, answer_params, body_params, docs_params, run_params,
+    scoped_params, source, subject_params,
 };
 
 const INSTRUCTIONS: &str = "Roscoe workflow authoring: state-machine workflows in YAML, stored per project \

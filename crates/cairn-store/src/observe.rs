@@ -9,7 +9,7 @@ use crate::Error;
 use crate::runs::Connection;
 
 /// One row of `projects` with how many top-level user runs it has.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct ProjectRow {
     /// 16 hex chars.
     pub id: String,
@@ -24,7 +24,7 @@ pub struct ProjectRow {
 }
 
 /// One row of `run_events`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct EventRow {
     /// The run (root or child) the event belongs to.
     pub run_id: String,
@@ -33,6 +33,7 @@ pub struct EventRow {
     /// Epoch ms.
     pub ts: i64,
     /// The event type (`state`, …).
+    #[sqlx(rename = "type")]
     pub kind: String,
     /// JSON text.
     pub data: String,
@@ -48,19 +49,7 @@ pub async fn projects(conn: &mut Connection) -> Result<Vec<ProjectRow>, Error> {
          (SELECT COUNT(*) FROM workflow_runs r WHERE r.project_id = p.id AND r.{TOP_LEVEL_USER_RUNS}) AS run_count \
          FROM projects p ORDER BY p.last_seen_at DESC, p.id"
     );
-    let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(conn).await?;
-    rows.iter()
-        .map(|r| {
-            Ok(ProjectRow {
-                id: r.try_get("id")?,
-                root_path: r.try_get("root_path")?,
-                name: r.try_get("name")?,
-                last_seen_at: r.try_get("last_seen_at")?,
-                run_count: r.try_get("run_count")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    Ok(sqlx::query_as(AssertSqlSafe(sql)).fetch_all(conn).await?)
 }
 
 /// Top-level user runs of the global namespace (project id `""`).
@@ -97,79 +86,28 @@ pub async fn tree_event_count(conn: &mut Connection, run_id: &str) -> Result<i64
 
 /// Every event of the tree of `run_id`, oldest first.
 pub async fn tree_events(conn: &mut Connection, run_id: &str) -> Result<Vec<EventRow>, Error> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as(
         "SELECT run_id, seq, ts, type, data FROM run_events WHERE run_id IN (SELECT id FROM workflow_runs WHERE \
          root_run_id = (SELECT root_run_id FROM workflow_runs WHERE id = $1)) ORDER BY ts, run_id, seq",
     )
     .bind(run_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(EventRow {
-                run_id: r.try_get("run_id")?,
-                seq: r.try_get("seq")?,
-                ts: r.try_get("ts")?,
-                kind: r.try_get("type")?,
-                data: r.try_get("data")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    .await?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TestStore;
+    use crate::testing::{TestStore, run_row};
     use crate::runs::{self, RunRow};
 
+    /// A run of the tree `root` (a child when it is not `root` itself).
     fn run(id: &str, root: &str, project: &str) -> RunRow {
         RunRow {
-            id: id.into(),
-            project_id: project.into(),
-            project_root: None,
             root_run_id: root.into(),
             parent_run_id: (id != root).then(|| root.to_owned()),
-            parent_node_run_id: None,
             depth: i64::from(id != root),
-            workflow_id: "w".into(),
-            workflow_name: "w".into(),
-            workflow_description: None,
-            workflow_source: "global".into(),
-            workflow_path: "/w.yaml".into(),
-            workflow_dir: "/w".into(),
-            workflow_snapshot: "{}".into(),
-            source: "mcp".into(),
-            kind: "user".into(),
-            status: "running".into(),
-            current_node_id: None,
-            pending_step: None,
-            awaiting_child_run_id: None,
-            input: "{}".into(),
-            context: "{}".into(),
-            output: None,
-            error: None,
-            error_code: None,
-            host: None,
-            owner_pid: None,
-            lease_expires_at: None,
-            attempt: 1,
-            total_cost_usd: 0.0,
-            metered_cost_usd: 0.0,
-            subscription_equiv_cost_usd: 0.0,
-            billing_mode: "none".into(),
-            input_tokens: 0,
-            output_tokens: 0,
-            started_at: 1,
-            completed_at: None,
-            updated_at: 1,
-            started_by: None,
-            exec_allowed: true,
-            execution: "host".into(),
-            budget: None,
-            usage: None,
-            version: 0,
+            ..run_row(id, project, 1)
         }
     }
 

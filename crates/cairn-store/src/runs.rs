@@ -114,7 +114,7 @@ pub struct RunRow {
 }
 
 /// One entry of `list_runs`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct RunListRow {
     /// Run id.
     pub id: String,
@@ -369,27 +369,11 @@ pub async fn list_runs(conn: &mut Connection, filter: &ListFilter) -> Result<Vec
         sql.push_str(" AND parent_run_id IS NULL");
     }
     sql.push_str(&format!(" ORDER BY started_at DESC, id DESC LIMIT ${}", binds.len() + 1));
-    let mut query = sqlx::query(AssertSqlSafe(sql));
+    let mut query = sqlx::query_as(AssertSqlSafe(sql));
     for value in binds {
         query = query.bind(value);
     }
-    let rows = query.bind(filter.limit).fetch_all(conn).await?;
-    rows.iter()
-        .map(|row| {
-            Ok(RunListRow {
-                id: row.try_get("id")?,
-                workflow_id: row.try_get("workflow_id")?,
-                workflow_name: row.try_get("workflow_name")?,
-                status: row.try_get("status")?,
-                started_at: row.try_get("started_at")?,
-                completed_at: row.try_get("completed_at")?,
-                source: row.try_get("source")?,
-                workflow_source: row.try_get("workflow_source")?,
-                kind: row.try_get("kind")?,
-            })
-        })
-        .collect::<Result<_, sqlx::Error>>()
-        .map_err(Error::from)
+    Ok(query.bind(filter.limit).fetch_all(conn).await?)
 }
 
 /// Extends the lease of a running run held by process `pid` until `until` (epoch ms); `false` when the run is no
@@ -479,54 +463,18 @@ pub async fn test_runs(conn: &mut Connection) -> Result<Vec<(String, Option<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::TestStore;
+    use crate::testing::{TestStore, run_row};
 
+    /// A paused run with some cost.
     fn run(id: &str, project: &str, started_at: i64) -> RunRow {
         RunRow {
-            id: id.into(),
-            project_id: project.into(),
-            project_root: None,
-            root_run_id: id.into(),
-            parent_run_id: None,
-            parent_node_run_id: None,
-            depth: 0,
-            workflow_id: "wf".into(),
-            workflow_name: "wf".into(),
-            workflow_description: None,
-            workflow_source: "global".into(),
-            workflow_path: "wf.yaml".into(),
-            workflow_dir: "wf".into(),
-            workflow_snapshot: "{}".into(),
-            source: "mcp".into(),
-            kind: "user".into(),
             status: "paused".into(),
             current_node_id: Some("a".into()),
-            pending_step: None,
-            awaiting_child_run_id: None,
-            input: "{}".into(),
-            context: "{}".into(),
-            output: None,
-            error: None,
-            error_code: None,
-            host: None,
-            owner_pid: None,
-            lease_expires_at: None,
-            attempt: 1,
             total_cost_usd: 0.5,
-            metered_cost_usd: 0.0,
             subscription_equiv_cost_usd: 0.5,
-            billing_mode: "none".into(),
             input_tokens: 3,
             output_tokens: 4,
-            started_at,
-            completed_at: None,
-            updated_at: started_at,
-            started_by: None,
-            exec_allowed: true,
-            execution: "host".into(),
-            budget: None,
-            usage: None,
-            version: 0,
+            ..run_row(id, project, started_at)
         }
     }
 

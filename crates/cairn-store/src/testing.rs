@@ -1,12 +1,14 @@
 //! The unit tests' databases: a fresh SQLite file in a temporary folder, or — when `CAIRN_TEST_POSTGRES_URL` names
 //! a PostgreSQL server's admin URL (`.ci/postgres.sh` prints one) — a fresh Postgres database of the test's own,
 //! created and dropped through that URL. So every store test runs on whichever backend the environment picks.
+//! [`run_row`] is the run the tests put in them, changed where a test needs.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use sqlx::{Connection, Executor};
 
 use crate::Store;
+use crate::runs::RunRow;
 
 /// The environment variable holding the Postgres admin URL; unset means SQLite.
 const POSTGRES_ENV: &str = "CAIRN_TEST_POSTGRES_URL";
@@ -67,4 +69,55 @@ async fn admin_statement(admin_url: &str, sql: &str) {
         .unwrap_or_else(|e| panic!("connect to {POSTGRES_ENV} ({admin_url}): {e}"));
     connection.execute(sqlx::AssertSqlSafe(sql.to_owned())).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
     let _ = connection.close().await;
+}
+
+/// A top-level run of workflow `wf` in `project`, `running` since `started_at`, at no cost; a test changes what it
+/// needs.
+pub(crate) fn run_row(id: &str, project: &str, started_at: i64) -> RunRow {
+    RunRow {
+        id: id.into(),
+        project_id: project.into(),
+        project_root: None,
+        root_run_id: id.into(),
+        parent_run_id: None,
+        parent_node_run_id: None,
+        depth: 0,
+        workflow_id: "wf".into(),
+        workflow_name: "wf".into(),
+        workflow_description: None,
+        workflow_source: "global".into(),
+        workflow_path: "wf.yaml".into(),
+        workflow_dir: "wf".into(),
+        workflow_snapshot: "{}".into(),
+        source: "mcp".into(),
+        kind: "user".into(),
+        status: "running".into(),
+        current_node_id: None,
+        pending_step: None,
+        awaiting_child_run_id: None,
+        input: "{}".into(),
+        context: "{}".into(),
+        output: None,
+        error: None,
+        error_code: None,
+        host: None,
+        owner_pid: None,
+        lease_expires_at: None,
+        attempt: 1,
+        total_cost_usd: 0.0,
+        metered_cost_usd: 0.0,
+        subscription_equiv_cost_usd: 0.0,
+        billing_mode: "none".into(),
+        input_tokens: 0,
+        output_tokens: 0,
+        started_at,
+        completed_at: None,
+        updated_at: started_at,
+        started_by: None,
+        exec_allowed: true,
+        execution: "host".into(),
+        budget: None,
+        usage: None,
+        version: 0,
+    }
 }

@@ -9,6 +9,7 @@
 mod docs;
 mod editor;
 mod home;
+mod run_form;
 mod runs;
 mod sessions;
 mod settings;

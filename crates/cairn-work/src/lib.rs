@@ -27,7 +27,7 @@ pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
     Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, LinkedPullRequest, ListQuery,
-    NewToken, OwnedAccount, RecordedEvidence, SIGN_IN_TTL_MS, Service, SignIn, Space, TokenInfo,
+    NewToken, OwnedAccount, RecordedEvidence, SIGN_IN_TTL_MS, Service, SignIn, Space, TokenGrant, TokenInfo,
 };
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

@@ -28,7 +28,7 @@ use crate::auth::Caller;
 use crate::error::Error;
 use crate::page::PageKey;
 
-pub use admin::{NewToken, TokenInfo};
+pub use admin::{NewToken, TokenGrant, TokenInfo};
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
 pub use items::{ItemEvent, ItemHistory, ItemList, ListQuery};

@@ -16,7 +16,7 @@ mod anthropic;
 use std::time::{Duration, Instant};
 
 use anthropic::{Answer, Request, StandIn};
-use cairn_roscoe::{Actor, Execution, Runs, Scope, Service, StartOptions};
+use cairn_roscoe::{Actor, Execution, Runs, Scope, Service, StartOptions, StartRequest};
 use cairn_store::Store;
 
 const NODES: usize = 50;
@@ -93,7 +93,8 @@ async fn main() {
         let mut timed = Vec::new();
         for id in ["linear", "fan", "vote"] {
             let started = Instant::now();
-            let run = runs.start_workflow_with(&scope, id, None, None, &actor, options()).await.expect("a start");
+            let start = StartRequest { scope: &scope, id, source: None, input: None, actor: &actor };
+            let run = runs.start_workflow_with(start, options()).await.expect("a start");
             timed.push(started.elapsed());
             assert_eq!(run.result.status, "completed", "{:?}", run.result);
         }

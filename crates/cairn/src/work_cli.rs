@@ -257,12 +257,12 @@ async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
                 service.local_caller(Kind::Agent).await?;
             }
             let token = service.create_token(&account, &principal, kind.into(), &scopes, expires_at).await?;
-            let (id, bearer) = (token.token_id.clone(), token.token.clone());
+            let (id, bearer) = (token.grant.token_id.clone(), token.token.clone());
             show(&output, serde_json::to_value(token)?, vec![id], Some(bearer));
         }
         WorkCommand::Token { command: TokenCommand::List { account, output } } => {
             let tokens = service.list_tokens(account.as_deref()).await?;
-            let ids = tokens.iter().map(|t| t.token_id.clone()).collect();
+            let ids = tokens.iter().map(|t| t.grant.token_id.clone()).collect();
             show(&output, json!({"tokens": tokens}), ids, None);
         }
         WorkCommand::Token { command: TokenCommand::Revoke { token_id, output } } => {

@@ -154,6 +154,19 @@ impl Node {
     pub fn config_str(&self, key: &str) -> Option<&str> {
         self.config.get(key).and_then(Value::as_str)
     }
+
+    /// Judge and gate verdicts: `config.choices`, else the transition events minus the reserved ones.
+    pub fn choices(&self) -> Vec<String> {
+        match self.config.get("choices").and_then(Value::as_array) {
+            Some(list) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+            None => self
+                .transitions
+                .iter()
+                .map(|t| t.event.clone())
+                .filter(|e| !RESERVED_EVENTS.contains(&e.as_str()))
+                .collect(),
+        }
+    }
 }
 
 /// One `event: target` entry.

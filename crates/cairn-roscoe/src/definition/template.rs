@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::unquoted::unquoted;
+
 /// A parsed template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Template {
@@ -261,24 +263,7 @@ fn to_text(value: &Value) -> String {
 /// Byte offset of the `}}` closing a hole, skipping `}}` inside string literals.
 fn find_close(after: &str) -> Option<usize> {
     let bytes = after.as_bytes();
-    let (mut i, mut in_string, mut escaped) = (0, false, false);
-    while i < bytes.len() {
-        let b = bytes[i];
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-        } else if b == b'"' {
-            in_string = true;
-        } else if b == b'}' && bytes.get(i + 1) == Some(&b'}') {
-            return Some(i);
-        }
-        i += 1;
-    }
-    None
+    unquoted(after).find(|&(i, b)| b == b'}' && bytes.get(i + 1) == Some(&b'}')).map(|(i, _)| i)
 }
 
 /// Parses the inside of `{{ … }}`; `base` is its byte offset in the template.

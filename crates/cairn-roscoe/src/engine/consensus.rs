@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use super::envelope;
-use super::handback::choices;
 use super::render;
 use super::{AgentSpec, Engine, Finish, PendingStep, Rejection, RunStatus, Step};
 use crate::definition::Node;
@@ -35,7 +34,7 @@ pub(super) fn enter(engine: &mut Engine<'_>, node: &Node) -> Step {
         Err(finish) => return Step::Done(finish),
     };
     let model = engine.run.models.for_node(&engine.run.workflow, node);
-    let choices = choices(node);
+    let choices = node.choices();
     let suffix = match mode.as_str() {
         "gate" => format!("\n\n{}", envelope::judge_instruction(&choices)),
         "answer" => "\n\nRespond with ONLY a JSON object: {\"reasoning\": \"<short reasoning>\", \"answer\": \"<short \

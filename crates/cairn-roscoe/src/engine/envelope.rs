@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::unquoted::unquoted;
+
 /// The instruction appended to a judge prompt.
 pub(super) fn judge_instruction(choices: &[String]) -> String {
     format!(
@@ -15,25 +17,14 @@ pub(super) fn judge_instruction(choices: &[String]) -> String {
 /// The first JSON object in `raw`, ignoring code fences and surrounding prose.
 pub(super) fn object(raw: &str) -> Result<Map<String, Value>, String> {
     let start = raw.find('{').ok_or("the response contains no JSON object")?;
-    let bytes = raw.as_bytes();
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let mut depth = 0usize;
+    for (i, b) in unquoted(&raw[start..]) {
         match b {
-            b'"' => in_string = true,
             b'{' => depth += 1,
             b'}' => {
                 depth -= 1;
                 if depth == 0 {
-                    return match serde_json::from_str::<Value>(&raw[start..=i]) {
+                    return match serde_json::from_str::<Value>(&raw[start..=start + i]) {
                         Ok(Value::Object(map)) => Ok(map),
                         Ok(_) => Err("the response is not a JSON object".into()),
                         Err(e) => Err(format!("the JSON object does not parse: {e}")),

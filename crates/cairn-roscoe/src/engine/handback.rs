@@ -6,20 +6,7 @@ use serde_json::{Value, json};
 use super::envelope;
 use super::render;
 use super::{Engine, Finish, PendingStep, Rejection, Step};
-use crate::definition::{Node, RESERVED_EVENTS};
-
-/// Judge and gate verdicts: `config.choices`, else the transition events minus the reserved ones.
-pub(super) fn choices(node: &Node) -> Vec<String> {
-    match node.config.get("choices").and_then(Value::as_array) {
-        Some(list) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
-        None => node
-            .transitions
-            .iter()
-            .map(|t| t.event.clone())
-            .filter(|e| !RESERVED_EVENTS.contains(&e.as_str()))
-            .collect(),
-    }
-}
+use crate::definition::Node;
 
 /// `{ text, json? }` for a free-text response.
 pub(super) fn text_output(response: &str) -> Value {
@@ -71,7 +58,7 @@ pub(super) fn judge_enter(engine: &mut Engine<'_>, node: &Node) -> Step {
         Ok(prompt) => prompt,
         Err(finish) => return Step::Done(finish),
     };
-    let choices = choices(node);
+    let choices = node.choices();
     let prompt = format!("{prompt}\n\n{}", envelope::judge_instruction(&choices));
     let model = engine.run.models.for_node(&engine.run.workflow, node);
     let mut step = engine.pending(node, prompt.clone(), choices);

@@ -3,32 +3,20 @@
 //! its progress and cancel it on Ctrl-C; [`Runs::drive_created`] then drives it to its first pause or its end, as
 //! `start_workflow` does in one call ([`Runs::create_started`] is the half both share).
 
-use serde_json::Value;
-
 use super::effects::Executor;
 use super::view::AdvanceResult;
-use super::{Runs, StartOptions};
-use crate::actor::Actor;
+use super::{Runs, StartOptions, StartRequest};
 use crate::engine::Event;
 use crate::error::Error;
 use crate::scope::Scope;
-use crate::source::Source;
 
 impl Runs {
-    /// Creates a top-level run of workflow `id` in `scope` with `input` and `options` (who runs its AI steps, its
-    /// budget; `wait` is ignored: [`Runs::drive_created`] always drives in the call), started by `actor`
-    /// (recorded), and returns its id; nothing runs until [`Runs::drive_created`]. Until then the run is `running`,
-    /// held by this process: if the process ends first, the next look at the run fails it (`runner_lost`).
-    pub async fn create_run(
-        &self,
-        scope: &Scope,
-        id: &str,
-        source: Option<Source>,
-        input: Option<Value>,
-        actor: &Actor,
-        options: &StartOptions,
-    ) -> Result<String, Error> {
-        Ok(self.create_started(scope, id, source, input, actor, options).await?.row.id)
+    /// Creates the top-level run `start` asks for with `options` (who runs its AI steps, its budget; `wait` is
+    /// ignored: [`Runs::drive_created`] always drives in the call), records who started it, and returns its id;
+    /// nothing runs until [`Runs::drive_created`]. Until then the run is `running`, held by this process: if the
+    /// process ends first, the next look at the run fails it (`runner_lost`).
+    pub async fn create_run(&self, start: StartRequest<'_>, options: &StartOptions) -> Result<String, Error> {
+        Ok(self.create_started(start, options).await?.row.id)
     }
 
     /// Drives a run made by [`Runs::create_run`] from its start, in this call, to its first pause (for a person, a

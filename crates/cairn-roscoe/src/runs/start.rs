@@ -26,6 +26,22 @@ use crate::scope::Scope;
 use crate::source::Source;
 use serde_json::Value;
 
+/// What a start asks for: workflow `id` in `scope` (from `source`; default: repo first) with `input`, started by
+/// `actor` (through `actor.via`: `mcp`, `web`, `cli`).
+#[derive(Clone, Copy, Debug)]
+pub struct StartRequest<'a> {
+    /// Where the workflow is looked up and the run belongs.
+    pub scope: &'a Scope,
+    /// The workflow id.
+    pub id: &'a str,
+    /// Its source.
+    pub source: Option<Source>,
+    /// The run input (the workflow's defaults fill what it leaves out).
+    pub input: Option<&'a Value>,
+    /// Who starts it.
+    pub actor: &'a Actor,
+}
+
 /// How a run is started, beyond its workflow and input.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StartOptions {
@@ -52,20 +68,16 @@ pub(super) struct Created {
 }
 
 impl Runs {
-    /// Starts a run of workflow `id` with `options` (see [`StartOptions`]) and drives it to its first pause, its end,
-    /// or — for a server-executed run not started with `wait` — its first model calls. A workflow with `script`
+    /// Starts the run `start` asks for with `options` (see [`StartOptions`]) and drives it to its first pause, its
+    /// end, or — for a server-executed run not started with `wait` — its first model calls. A workflow with `script`
     /// nodes needs an actor that may run scripts.
     pub async fn start_workflow_with(
         &self,
-        scope: &Scope,
-        id: &str,
-        source: Option<Source>,
-        input: Option<Value>,
-        actor: &Actor,
+        start: StartRequest<'_>,
         options: StartOptions,
     ) -> Result<Started, Error> {
-        let Created { prepared, row, host, execution } =
-            self.create_started(scope, id, source, input, actor, &options).await?;
+        let Created { prepared, row, host, execution } = self.create_started(start, &options).await?;
+        let scope = start.scope;
         let run_id = row.id.clone();
         let mut tree = Tree::new(&run_id, vec![row]);
         let effects = Executor { background: !options.wait };
@@ -85,17 +97,15 @@ impl Runs {
         Ok(Started { workflow: WorkflowInfo { id: name.clone(), name, description }, narration, result })
     }
 
-    /// The first half of every start: resolves and checks workflow `id`, decides who runs its AI steps and its
-    /// budget, inserts its new top-level run and records that `actor` started it. Nothing of the run executes yet.
+    /// The first half of every start: resolves and checks the workflow `start` names, decides who runs its AI steps
+    /// and its budget, inserts its new top-level run and records that its actor started it. Nothing of the run
+    /// executes yet.
     pub(super) async fn create_started(
         &self,
-        scope: &Scope,
-        id: &str,
-        source: Option<Source>,
-        input: Option<Value>,
-        actor: &Actor,
+        start: StartRequest<'_>,
         options: &StartOptions,
     ) -> Result<Created, Error> {
+        let StartRequest { scope, id, source, input, actor } = start;
         let read = Settings::read(self.home(), scope.root());
         let prepared = self.prepare_read(scope, id, source, &read)?;
         if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
@@ -113,7 +123,7 @@ impl Runs {
             (None, None) => settings.budget,
         };
         let starter = Starter::of(actor);
-        let mut row = self.new_run_row(scope, &prepared, input.as_ref(), &starter, "user", None)?;
+        let mut row = self.new_run_row(scope, &prepared, input, &starter, "user", None)?;
         let mut host = view::host(client);
         if let Some(set) = client.and_then(|c| settings.host(c)) {
             if let Some(subagents) = set.subagents {

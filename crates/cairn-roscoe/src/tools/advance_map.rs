@@ -5,16 +5,13 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::run_params! {
+super::answer_params! {
     /// `advance_map` arguments.
     struct Params {
         /// The run (root or child) paused at a map step.
         run_id: String,
         /// Every subagent's raw response, in agent order (exactly `agentCount`; an empty one is a failed branch).
         responses: Vec<String>,
-        /// The pending step's nodeId, to refuse a stale answer (`stale_step`).
-        #[serde(default, alias = "nodeId")]
-        node_id: Option<String>,
     }
 }
 

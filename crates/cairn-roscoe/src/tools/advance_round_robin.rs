@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
 
-super::run_params! {
+super::answer_params! {
     /// `advance_round_robin` arguments.
     struct Params {
         /// The run (root or child) paused at a round_robin step.
@@ -18,9 +18,6 @@ super::run_params! {
         /// resolve phase: the subagent's text (a JSON array of candidates).
         #[serde(default)]
         result: Option<String>,
-        /// The pending step's nodeId, to refuse a stale answer (`stale_step`).
-        #[serde(default, alias = "nodeId")]
-        node_id: Option<String>,
     }
 }
 

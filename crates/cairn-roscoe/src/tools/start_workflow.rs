@@ -5,7 +5,7 @@ use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
 use super::{BudgetArg, ExecutionArg, RoscoeServer, SourceArg, object_tool, parse, source};
-use crate::runs::StartOptions;
+use crate::runs::{StartOptions, StartRequest};
 
 super::scoped_params! {
     /// `start_workflow` arguments.
@@ -60,7 +60,9 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
                 budget: params.budget.map(Into::into),
                 wait: false,
             };
-            runs.start_workflow_with(&scope, &params.id, source, params.input, &actor, options).await
+            let input = params.input.as_ref();
+            let start = StartRequest { scope: &scope, id: &params.id, source, input, actor: &actor };
+            runs.start_workflow_with(start, options).await
         })
         .await
 }

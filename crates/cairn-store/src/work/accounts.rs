@@ -2,10 +2,17 @@
 //! tokens (only the hash of a secret, its scopes, expiry and revocation).
 
 use sqlx::any::AnyRow;
-use sqlx::{Any, Executor, Row};
+use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
 use crate::Error;
+
+/// A principal, as [`principal`] reads it.
+macro_rules! principal_select {
+    () => {
+        "SELECT id, home_account_id, kind, display_name, created_at FROM work_principals"
+    };
+}
 
 /// A token and its principal, as [`token_and_principal`] reads them.
 macro_rules! token_and_principal_select {
@@ -67,28 +74,30 @@ pub struct TokenRow {
 
 /// Inserts an account.
 pub async fn insert_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), Error> {
-    sqlx::query("INSERT INTO work_accounts (id, name, default_repository, created_at) VALUES ($1, $2, $3, $4)")
+    write_account(db, row, "").await
+}
+
+/// Inserts an account unless one with its id exists (for the fixed local account of stdio use).
+pub async fn ensure_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), Error> {
+    write_account(db, row, " ON CONFLICT (id) DO NOTHING").await
+}
+
+/// Inserts `row` into `work_accounts`, the insert ending with `on_conflict` (a fixed clause, or "").
+async fn write_account<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    row: &AccountRow,
+    on_conflict: &'static str,
+) -> Result<(), Error> {
+    let sql = format!(
+        "INSERT INTO work_accounts (id, name, default_repository, created_at) VALUES ($1, $2, $3, $4){on_conflict}"
+    );
+    sqlx::query(AssertSqlSafe(sql))
         .bind(&row.id)
         .bind(&row.name)
         .bind(&row.default_repository)
         .bind(row.created_at)
         .execute(db)
         .await?;
-    Ok(())
-}
-
-/// Inserts an account unless one with its id exists (for the fixed local account of stdio use).
-pub async fn ensure_account<'e, E: Executor<'e, Database = Any>>(db: E, row: &AccountRow) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO work_accounts (id, name, default_repository, created_at) VALUES ($1, $2, $3, $4) \
-         ON CONFLICT (id) DO NOTHING",
-    )
-    .bind(&row.id)
-    .bind(&row.name)
-    .bind(&row.default_repository)
-    .bind(row.created_at)
-    .execute(db)
-    .await?;
     Ok(())
 }
 
@@ -161,7 +170,7 @@ fn principal(row: AnyRow) -> Result<PrincipalRow, Error> {
 
 /// The principal `id`.
 pub async fn get_principal<'e, E: Executor<'e, Database = Any>>(db: E, id: &str) -> Result<Option<PrincipalRow>, Error> {
-    sqlx::query("SELECT id, home_account_id, kind, display_name, created_at FROM work_principals WHERE id = $1")
+    sqlx::query(concat!(principal_select!(), " WHERE id = $1"))
         .bind(id)
         .fetch_optional(db)
         .await?
@@ -176,10 +185,10 @@ pub async fn find_principal<'e, E: Executor<'e, Database = Any>>(
     display_name: &str,
     kind: &str,
 ) -> Result<Option<PrincipalRow>, Error> {
-    sqlx::query(
-        "SELECT id, home_account_id, kind, display_name, created_at FROM work_principals \
-         WHERE home_account_id = $1 AND display_name = $2 AND kind = $3",
-    )
+    sqlx::query(concat!(
+        principal_select!(),
+        " WHERE home_account_id = $1 AND display_name = $2 AND kind = $3"
+    ))
     .bind(account)
     .bind(display_name)
     .bind(kind)

@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use cairn_roscoe::runs::ListRuns;
-use cairn_roscoe::{Execution, StartOptions};
+use cairn_roscoe::{Execution, StartOptions, StartRequest};
 use futures::Stream;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -230,7 +230,9 @@ pub(crate) async fn start(
         budget: body.budget.map(Into::into),
         ..StartOptions::default()
     };
-    let started = web.runs.start_workflow_with(&ws.scope, &body.workflow_id, source, body.input, &actor, options).await?;
+    let (id, input) = (&body.workflow_id, body.input.as_ref());
+    let start = StartRequest { scope: &ws.scope, id, source, input, actor: &actor };
+    let started = web.runs.start_workflow_with(start, options).await?;
     Ok((StatusCode::CREATED, json(started)))
 }
 

@@ -6,7 +6,7 @@
 use std::convert::Infallible;
 
 use askama::Template;
-use axum::extract::{Form, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Redirect, Response};
 use cairn_roscoe::runs::{ListRuns, RunSummary};
@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use chrono::{DateTime, Utc};
 
-use super::{CsrfForm, Layout, PageError, ProjectParam, check_csrf, render, Visit};
+use super::run_form::{CsrfToken, RunForm, back};
+use super::{Layout, PageError, ProjectParam, render, Visit};
 use crate::api::RunListQuery;
 use crate::graph::Graph;
 use crate::live::Watcher;
@@ -391,24 +392,9 @@ pub(crate) struct ResumeForm {
     back: String,
 }
 
-/// The run page of `id` (run ids are lower-case alphanumeric; anything else cannot be a run).
-fn back(id: &str, ws: &Workspace) -> Result<Redirect, PageError> {
-    if id.is_empty() || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(cairn_roscoe::Error::run_not_found().into());
-    }
-    Ok(Redirect::to(&format!("/runs/{id}?project={}", ws.key)))
-}
-
 /// `POST /runs/{id}/resume`: the person's choice (`decidedBy: "web"`).
-pub(crate) async fn resume(
-    State(web): State<Web>,
-    visit: Visit,
-    Path(id): Path<String>,
-    Query(q): Query<ProjectParam>,
-    Form(form): Form<ResumeForm>,
-) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+pub(crate) async fn resume(State(web): State<Web>, posted: RunForm<ResumeForm>) -> Result<Redirect, PageError> {
+    let RunForm { id, ws, visit, form } = posted;
     let comment = Some(form.comment).filter(|c| !c.trim().is_empty());
     let node_id = Some(form.node_id).filter(|n| !n.is_empty());
     web.runs.resume(&ws.scope, &id, node_id, form.transition, comment, &visit.actor()?).await?;
@@ -416,6 +402,12 @@ pub(crate) async fn resume(
         return Ok(Redirect::to(&format!("/?project={}", ws.key)));
     }
     back(&id, &ws)
+}
+
+impl CsrfToken for ResumeForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 /// The budget form: new limits, empty for none.
@@ -428,56 +420,39 @@ pub(crate) struct BudgetForm {
     tokens: String,
 }
 
+impl CsrfToken for BudgetForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 /// `POST /runs/{id}/budget`: raises the run tree's budget; a run paused on it continues.
-pub(crate) async fn budget(
-    State(web): State<Web>,
-    visit: Visit,
-    Path(id): Path<String>,
-    Query(q): Query<ProjectParam>,
-    Form(form): Form<BudgetForm>,
-) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+pub(crate) async fn budget(State(web): State<Web>, posted: RunForm<BudgetForm>) -> Result<Redirect, PageError> {
     let bad = |what: &str| cairn_roscoe::Error::InvalidInput(format!("the budget's {what} must be a number, 0 or more"));
-    let usd = match form.usd.trim() {
+    let usd = match posted.form.usd.trim() {
         "" => None,
         text => Some(text.parse::<f64>().map_err(|_| bad("USD"))?),
     };
-    let tokens = match form.tokens.trim() {
+    let tokens = match posted.form.tokens.trim() {
         "" => None,
         text => Some(text.parse::<i64>().map_err(|_| bad("tokens"))?),
     };
     let budget = cairn_roscoe::Budget { usd, tokens };
-    web.runs.set_budget(&ws.scope, &id, budget, &visit.actor()?).await?;
-    back(&id, &ws)
+    web.runs.set_budget(&posted.ws.scope, &posted.id, budget, &posted.actor()?).await?;
+    posted.back()
 }
 
 /// `POST /runs/{id}/cancel`.
-pub(crate) async fn cancel(
-    State(web): State<Web>,
-    visit: Visit,
-    Path(id): Path<String>,
-    Query(q): Query<ProjectParam>,
-    Form(form): Form<CsrfForm>,
-) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    web.runs.cancel_run(&ws.scope, &id, Some("cancelled from the web UI".into()), &visit.actor()?).await?;
-    back(&id, &ws)
+pub(crate) async fn cancel(State(web): State<Web>, posted: RunForm) -> Result<Redirect, PageError> {
+    let reason = Some("cancelled from the web UI".into());
+    web.runs.cancel_run(&posted.ws.scope, &posted.id, reason, &posted.actor()?).await?;
+    posted.back()
 }
 
 /// `POST /runs/{id}/retry`.
-pub(crate) async fn retry(
-    State(web): State<Web>,
-    visit: Visit,
-    Path(id): Path<String>,
-    Query(q): Query<ProjectParam>,
-    Form(form): Form<CsrfForm>,
-) -> Result<Redirect, PageError> {
-    check_csrf(&web, &visit.headers, &form.csrf)?;
-    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    web.runs.retry_run(&ws.scope, &id, &visit.actor()?).await?;
-    back(&id, &ws)
+pub(crate) async fn retry(State(web): State<Web>, posted: RunForm) -> Result<Redirect, PageError> {
+    web.runs.retry_run(&posted.ws.scope, &posted.id, &posted.actor()?).await?;
+    posted.back()
 }
 
 /// `GET /open/runs/{id}?project=`: the run's page.

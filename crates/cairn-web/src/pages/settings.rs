@@ -61,10 +61,10 @@ fn account_view(account: OwnedAccount) -> AccountView {
             last_used: Moment::of(&t.last_used_at),
             revoked: !t.revoked_at.is_empty(),
             expires: t.expires_at,
-            id: t.token_id,
-            principal: t.principal,
-            kind: t.kind,
-            scopes: t.scopes.join(" "),
+            id: t.grant.token_id,
+            principal: t.grant.principal,
+            kind: t.grant.kind,
+            scopes: t.grant.scopes.join(" "),
         })
         .collect();
     AccountView { id: account.id, name: account.name, tokens }

@@ -18,11 +18,9 @@ pub(super) const LOCAL_PERSON: &str = "prn_local_person";
 /// Use of a token is recorded at most this often (ms), so busy tokens do not write on every request.
 const LAST_USED_GRANULARITY: i64 = 60_000;
 
-/// A token just created: the bearer secret is shown here once and never again.
+/// Whom a token speaks for and what it may do, as a new token and a listed one both show it.
 #[derive(Debug, Clone, Serialize)]
-pub struct NewToken {
-    /// The bearer token (`Authorization: Bearer …`, or `CAIRN_TOKEN` for stdio).
-    pub token: String,
+pub struct TokenGrant {
     /// `tok_…`, for `cairn work token revoke`.
     pub token_id: String,
     /// The principal it speaks for.
@@ -35,6 +33,30 @@ pub struct NewToken {
     pub account_id: String,
     /// The scopes granted.
     pub scopes: Vec<String>,
+}
+
+impl TokenGrant {
+    /// The grant of token `token_id`, which speaks for `principal` with the space-separated `scopes`.
+    fn of(token_id: String, principal: PrincipalRow, scopes: &str) -> TokenGrant {
+        TokenGrant {
+            token_id,
+            principal_id: principal.id,
+            principal: principal.display_name,
+            kind: principal.kind,
+            account_id: principal.home_account_id,
+            scopes: scopes.split_whitespace().map(str::to_owned).collect(),
+        }
+    }
+}
+
+/// A token just created: the bearer secret is shown here once and never again.
+#[derive(Debug, Clone, Serialize)]
+pub struct NewToken {
+    /// The bearer token (`Authorization: Bearer …`, or `CAIRN_TOKEN` for stdio).
+    pub token: String,
+    /// Whom it speaks for, and its scopes.
+    #[serde(flatten)]
+    pub grant: TokenGrant,
     /// RFC 3339, or "" for never.
     pub expires_at: String,
 }
@@ -42,18 +64,9 @@ pub struct NewToken {
 /// A token as `cairn work token list` shows it: never its secret, nor the secret's hash.
 #[derive(Debug, Clone, Serialize)]
 pub struct TokenInfo {
-    /// `tok_…`, for `cairn work token revoke`.
-    pub token_id: String,
-    /// The principal it speaks for.
-    pub principal_id: String,
-    /// The principal's name.
-    pub principal: String,
-    /// person, agent or service.
-    pub kind: String,
-    /// The principal's home account.
-    pub account_id: String,
-    /// The scopes granted.
-    pub scopes: Vec<String>,
+    /// Whom it speaks for, and its scopes.
+    #[serde(flatten)]
+    pub grant: TokenGrant,
     /// `active`, `expired` or `revoked`.
     pub status: &'static str,
     /// RFC 3339.
@@ -89,12 +102,7 @@ impl Service {
                     (None, Some(at)) if at <= now => "expired",
                     _ => "active",
                 },
-                token_id: token.id,
-                principal_id: principal.id,
-                principal: principal.display_name,
-                kind: principal.kind,
-                account_id: principal.home_account_id,
-                scopes: token.scopes.split_whitespace().map(str::to_owned).collect(),
+                grant: TokenGrant::of(token.id, principal, &token.scopes),
                 created_at: format_ms(token.created_at),
                 expires_at: format_opt(token.expires_at),
                 last_used_at: format_opt(token.last_used_at),
@@ -171,28 +179,20 @@ impl Service {
         };
         let minted = auth::mint(&new_id("tok_", now));
         let scope_text = scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
-        accounts::insert_token(
-            pool,
-            &TokenRow {
-                id: minted.token_id.clone(),
-                principal_id: row.id.clone(),
-                secret_hash: minted.secret_hash,
-                scopes: scope_text,
-                created_at: now,
-                expires_at,
-                revoked_at: None,
-                last_used_at: None,
-            },
-        )
-        .await?;
+        let token = TokenRow {
+            id: minted.token_id,
+            principal_id: row.id.clone(),
+            secret_hash: minted.secret_hash,
+            scopes: scope_text,
+            created_at: now,
+            expires_at,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        accounts::insert_token(pool, &token).await?;
         Ok(NewToken {
             token: minted.bearer,
-            token_id: minted.token_id,
-            principal_id: row.id,
-            principal: row.display_name,
-            kind: row.kind,
-            account_id: account_id.to_owned(),
-            scopes: scopes.iter().map(|s| s.as_str().to_owned()).collect(),
+            grant: TokenGrant::of(token.id, row, &token.scopes),
             expires_at: format_opt(expires_at),
         })
     }

@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 
-use cairn_roscoe::{Budget, Scope, Source, StartOptions};
+use cairn_roscoe::{Budget, Scope, Source, StartOptions, StartRequest};
 use clap::Args;
 use serde_json::Value;
 
@@ -52,7 +52,9 @@ pub(super) async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<()> {
     }
     drive::take_ctrl_c();
     let options = StartOptions { budget: args.budget_usd.map(|usd| Budget { usd: Some(usd), tokens: None }), ..StartOptions::default() };
-    let created = ctx.runs.create_run(&ctx.scope, &args.workflow, source, input, &ctx.actor, &options).await;
+    let (scope, actor) = (&ctx.scope, &ctx.actor);
+    let start = StartRequest { scope, id: &args.workflow, source, input: input.as_ref(), actor };
+    let created = ctx.runs.create_run(start, &options).await;
     if args.worker {
         return work(ctx, created).await;
     }

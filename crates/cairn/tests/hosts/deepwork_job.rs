@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use crate::anthropic::{Answer, Request, StandIn};
-use crate::claude::{ClaudeCode, plugin_dir};
+use crate::claude_code::{ClaudeCode, plugin_dir};
 
 const JOB: &str = "name: notes
 summary: Write a short note, then sign it off

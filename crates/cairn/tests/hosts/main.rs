@@ -9,7 +9,10 @@
 mod anthropic;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
-mod claude;
+#[path = "../common/rest.rs"]
+mod rest;
+#[path = "../common/claude_code.rs"]
+mod claude_code;
 #[path = "../common/database.rs"]
 mod database;
 mod deepwork_job;

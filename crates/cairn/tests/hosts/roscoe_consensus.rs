@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use serde_json::{Value, json};
 
 use crate::anthropic::{Answer, Block, Request, StandIn};
-use crate::claude::{ClaudeCode, plugin_dir};
+use crate::claude_code::{ClaudeCode, plugin_dir};
 
 const WORKFLOW: &str = "name: review-gate\ndescription: Two reviewers must both approve\ninitial: gate\nnodes:\n  gate:\n    \
     type: consensus\n    config:\n      mode: gate\n      agentCount: 2\n      quorum: 2\n      prompt: Is the change in \

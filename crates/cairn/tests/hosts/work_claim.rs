@@ -6,8 +6,9 @@ use tokio::process::Command;
 
 use crate::anthropic::{Answer, Request, StandIn};
 use crate::cairn_serve::Served;
-use crate::claude::{ClaudeCode, plugin_dir};
+use crate::claude_code::{ClaudeCode, plugin_dir};
 use crate::database::TestDatabase;
+use crate::rest::post_json;
 
 #[tokio::test]
 async fn claude_code_claims_a_work_item_with_the_token_from_its_environment() {
@@ -30,17 +31,9 @@ async fn claude_code_claims_a_work_item_with_the_token_from_its_environment() {
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let token = serde_json::from_slice::<Value>(&made.stdout).unwrap()["token"].as_str().unwrap().to_owned();
     let client = reqwest::Client::new();
-    let space: Value = client.post(served.url("/api/spaces")).bearer_auth(&token).json(&json!({"name": "hosts"})).send().await.unwrap().json().await.unwrap();
-    let item: Value = client
-        .post(served.url("/api/work/items"))
-        .bearer_auth(&token)
-        .json(&json!({"space_id": space["space"]["id"], "title": "Wire cairn into Claude Code"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let space: Value = post_json(&client, served.url("/api/spaces"), &token, &json!({"name": "hosts"})).await;
+    let item = json!({"space_id": space["space"]["id"], "title": "Wire cairn into Claude Code"});
+    let item: Value = post_json(&client, served.url("/api/work/items"), &token, &item).await;
     let item_id = item["id"].as_str().unwrap().to_owned();
 
     let claim = item_id.clone();

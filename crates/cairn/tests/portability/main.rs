@@ -7,6 +7,8 @@
 
 #[path = "../common/anthropic.rs"]
 mod anthropic;
+#[path = "../common/claude_code.rs"]
+mod claude_code;
 mod gemini;
 mod openai_strict;
 #[path = "../common/raw_stdio.rs"]

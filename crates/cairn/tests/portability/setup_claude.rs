@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::anthropic::{Answer, Request, StandIn};
+use crate::claude_code::ClaudeCode;
 use crate::setup_run::{cairn_setup, read, setup, write};
 
 /// The repository: a cairn checkout, so a `directory` marketplace.
@@ -55,42 +56,10 @@ fn claude_settings_get_the_marketplace_the_plugin_and_permissions_kept_with_the_
     assert_eq!(read(&file), written);
 }
 
-/// Where `.ci/claude-code.sh` installs Claude Code's `node_modules/.bin`, if it did.
-fn claude_bin_dir() -> Option<PathBuf> {
-    let dir = std::env::var("CLAUDE_CODE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/claude-code"))
-        .join("node_modules/.bin");
-    if dir.join("claude").is_file() {
-        return Some(dir);
-    }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI must install Claude Code: bash .ci/claude-code.sh");
-    eprintln!("skipped: Claude Code is not installed (bash .ci/claude-code.sh)");
-    None
-}
-
-/// `claude <args>` in `project` with `HOME` at `home`, this build's binaries first on `PATH`, offline against
-/// `model_base`, permissions as the settings say: its stdout.
-async fn claude(bin: &Path, project: &Path, home: &Path, model_base: &str, args: &[&str]) -> String {
-    let binaries = Path::new(env!("CARGO_BIN_EXE_cairn")).parent().unwrap();
-    let path = format!("{}:{}:{}", binaries.display(), bin.display(), std::env::var("PATH").unwrap_or_default());
-    let mut command = tokio::process::Command::new(bin.join("claude"));
-    command
-        .current_dir(project)
-        .args(args)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", home)
-        .env("ANTHROPIC_BASE_URL", model_base)
-        .env("ANTHROPIC_API_KEY", "stand-in-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env("CAIRN_HOME", home.join("cairn"))
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(std::time::Duration::from_secs(300), command.output())
-        .await
-        .expect("claude finishes within five minutes")
-        .unwrap();
+/// `claude <args>` in `project` with `HOME` at `home`, offline against `model_base`, permissions as the settings say:
+/// its stdout.
+async fn claude(code: &ClaudeCode, project: &Path, home: &Path, model_base: &str, args: &[&str]) -> String {
+    let output = code.output(project, home, model_base, args, &[]).await;
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(output.status.success(), "claude {args:?} failed:\n{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     stdout
@@ -98,7 +67,7 @@ async fn claude(bin: &Path, project: &Path, home: &Path, model_base: &str, args:
 
 #[tokio::test]
 async fn after_setup_claude_code_loads_the_plugin_and_may_call_its_tools() {
-    let Some(bin) = claude_bin_dir() else { return };
+    let Some(code) = ClaudeCode::find() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let (home, project) = (tmp.path().join("home"), tmp.path().join("project"));
     std::fs::create_dir_all(&project).unwrap();
@@ -118,12 +87,12 @@ async fn after_setup_claude_code_loads_the_plugin_and_may_call_its_tools() {
         }
     })
     .await;
-    let printed = claude(&bin, &project, &home, &model.base, &["-p", "Which workflows are there?", "--output-format", "json"]).await;
+    let printed = claude(&code, &project, &home, &model.base, &["-p", "Which workflows are there?", "--output-format", "json"]).await;
     let result: Value = serde_json::from_str(printed.trim()).unwrap_or_else(|_| panic!("no JSON result: {printed}"));
     let answer = result["result"].as_str().unwrap_or_default();
     assert!(answer.contains("get_workflows answered") && answer.contains("\"jobs\""), "the tool ran, unprompted: {result}");
 
-    let listed = claude(&bin, &project, &home, &model.base, &["mcp", "list"]).await;
+    let listed = claude(&code, &project, &home, &model.base, &["mcp", "list"]).await;
     assert!(listed.contains("plugin:cairn:deepwork: deepwork serve --platform claude --plugin cairn - ✔ Connected"), "{listed}");
     assert!(listed.contains("plugin:cairn:roscoe: roscoe mcp - ✔ Connected"), "{listed}");
     assert!(listed.contains("plugin:cairn:work: http://127.0.0.1:9/mcp"), "the URL comes from the settings' env: {listed}");

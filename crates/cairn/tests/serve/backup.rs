@@ -11,6 +11,7 @@ use tokio::process::Command;
 
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
+use crate::rest::post_json;
 
 /// How long the writers write.
 const LOAD: Duration = Duration::from_secs(20);
@@ -47,7 +48,7 @@ async fn a_backup_taken_under_load_holds_every_acknowledged_write() {
     let token = serde_json::from_slice::<Value>(&made.stdout).unwrap()["token"].as_str().unwrap().to_owned();
     let client = reqwest::Client::new();
     let space: Value =
-        client.post(served.url("/api/spaces")).bearer_auth(&token).json(&json!({"name": "load"})).send().await.unwrap().json().await.unwrap();
+        post_json(&client, served.url("/api/spaces"), &token, &json!({"name": "load"})).await;
     let space_id = space["space"]["id"].as_str().unwrap().to_owned();
 
     // Writers: each acknowledged item, with the moment its answer arrived.

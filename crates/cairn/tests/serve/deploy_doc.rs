@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::database::TestDatabase;
+use crate::rest::post_json;
 
 /// The ```sh blocks of `markdown`, in order.
 fn sh_blocks(markdown: &str) -> Vec<String> {
@@ -136,16 +137,8 @@ async fn the_commands_of_deploy_md_work_as_written() {
     let decide = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    config: { prompt: Go? }\n    \
         transitions: { go: $end }\n";
     std::fs::write(workflows.join("decide.yaml"), decide).unwrap();
-    let started: Value = client
-        .post(format!("{base}/api/runs?project=global"))
-        .bearer_auth(token)
-        .json(&json!({"workflowId": "decide"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let start = json!({"workflowId": "decide"});
+    let started: Value = post_json(&client, format!("{base}/api/runs?project=global"), token, &start).await;
     assert!(started["url"].as_str().unwrap().starts_with("https://cairn.example.com/"), "{started}");
 
     // The person's token signs in.

@@ -7,6 +7,8 @@
 
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+#[path = "../common/rest.rs"]
+mod rest;
 #[path = "../common/database.rs"]
 mod database;
 mod backup;

@@ -4,6 +4,7 @@
 use futures::StreamExt;
 use serde_json::{Value, json};
 
+use crate::rest::post_json;
 use crate::support::{http, start, token};
 
 #[tokio::test]
@@ -134,7 +135,7 @@ async fn work_routes_take_the_mcp_tokens_and_scopes() {
 
     let writer = token(&env);
     let space: Value =
-        client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "Board"})).send().await.unwrap().json().await.unwrap();
+        post_json(&client, url("/api/spaces"), &writer, &json!({"name": "Board"})).await;
     let space_id = space["space"]["id"].as_str().unwrap();
     let item = client
         .post(url("/api/work/items"))
@@ -146,16 +147,8 @@ async fn work_routes_take_the_mcp_tokens_and_scopes() {
     assert_eq!(item.status(), 201);
     let item: Value = item.json().await.unwrap();
     let item_id = item["id"].as_str().unwrap();
-    let claimed: Value = client
-        .post(url(&format!("/api/work/items/{item_id}/claim")))
-        .bearer_auth(&writer)
-        .json(&json!({"claimant": "worker-1"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let claim = url(&format!("/api/work/items/{item_id}/claim"));
+    let claimed: Value = post_json(&client, claim, &writer, &json!({"claimant": "worker-1"})).await;
     assert_eq!((claimed["state"].as_str(), claimed["claimant"].as_str()), (Some("claimed"), Some("worker-1")));
     let listed: Value =
         client.get(url("/api/work/items?state=claimed")).bearer_auth(&reader).send().await.unwrap().json().await.unwrap();

@@ -8,6 +8,8 @@
 
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+#[path = "../common/rest.rs"]
+mod rest;
 mod access;
 mod api;
 #[path = "../common/database.rs"]

@@ -4,6 +4,7 @@
 use regex::Regex;
 use serde_json::{Value, json};
 
+use crate::rest::post_json;
 use crate::support::{http, start, token};
 
 /// A urlencoded form body (the values here need no escaping).
@@ -66,7 +67,7 @@ async fn pages_render_and_untrusted_text_stays_escaped() {
     let url = |p: &str| env.served.url(p);
     let writer = token(&env);
     let space: Value =
-        client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "S"})).send().await.unwrap().json().await.unwrap();
+        post_json(&client, url("/api/spaces"), &writer, &json!({"name": "S"})).await;
     let title = "<script>alert(1)</script> & <b>bold</b>";
     let made = client
         .post(url("/api/work/items"))

@@ -7,6 +7,7 @@ use regex::Regex;
 use serde_json::{Value, json};
 
 use crate::cairn_serve::Served;
+use crate::rest::post_json;
 use crate::support::{Env, Mcp, http, start, token, token_as};
 
 const ALL: &str = "mcp:read,mcp:write,decisions:read,decisions:write";
@@ -98,7 +99,7 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     let ada = token_as(&env, "Ada", "person", ALL);
     let reader = token_as(&env, "Rita", "person", "mcp:read,decisions:read");
     let space: Value =
-        client.post(url("/api/spaces")).bearer_auth(&writer).json(&json!({"name": "S"})).send().await.unwrap().json().await.unwrap();
+        post_json(&client, url("/api/spaces"), &writer, &json!({"name": "S"})).await;
     let mut items = Vec::new();
     for title in ["First", "Second"] {
         let made = client.post(url("/api/work/items")).bearer_auth(&writer);

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{Checker, Options, escape};
 use crate::definition::diagnostic::{Code, Diagnostic};
-use crate::definition::model::{Node, NodeType, RESERVED_EVENTS, Workflow};
+use crate::definition::model::{Node, NodeType, Workflow};
 use crate::definition::template::Segment;
 
 impl Checker<'_> {
@@ -132,27 +132,6 @@ impl Checker<'_> {
 /// The events a node can emit, or `None` when any transition key may be taken (human).
 fn emitted_events(node: &Node) -> Option<Vec<String>> {
     let c = &node.config;
-    let strings = |v: Option<&Value>| -> Vec<String> {
-        v.and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let derived_choices = || -> Vec<String> {
-        match c.get("choices") {
-            Some(_) => strings(c.get("choices")),
-            None => node
-                .transitions
-                .iter()
-                .map(|t| t.event.clone())
-                .filter(|e| !RESERVED_EVENTS.contains(&e.as_str()))
-                .collect(),
-        }
-    };
     let mut events: Vec<String> = match node.kind {
         NodeType::Human => return None,
         NodeType::Condition if c.contains_key("cases") => {
@@ -169,12 +148,12 @@ fn emitted_events(node: &Node) -> Option<Vec<String>> {
             e
         }
         NodeType::Condition => vec!["true".into(), "false".into()],
-        NodeType::AiJudge => derived_choices()
+        NodeType::AiJudge => node.choices()
             .into_iter()
             .chain(["failure".to_owned()])
             .collect(),
         NodeType::Consensus => match c.get("mode").and_then(Value::as_str).unwrap_or("gate") {
-            "gate" => derived_choices()
+            "gate" => node.choices()
                 .into_iter()
                 .chain(["no_consensus".into(), "failure".into()])
                 .collect(),

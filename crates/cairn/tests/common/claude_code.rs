@@ -1,11 +1,14 @@
-//! Running the real Claude Code CLI in a test: `claude -p … --output-format json`, offline against the Anthropic
-//! stand-in (`../common/anthropic.rs`), in a private `HOME`, with this build's `cairn`, `deepwork` and `roscoe` first on
-//! `PATH` (so a plugin's or `.mcp.json`'s servers are the binaries under test).
+//! Running the real Claude Code CLI in a test (the hosts tests and `cairn setup claude`'s): `claude …` offline against
+//! the Anthropic stand-in (`anthropic.rs`), in a private `HOME`, with this build's `cairn`, `deepwork` and `roscoe`
+//! first on `PATH` (so a plugin's or `.mcp.json`'s servers are the binaries under test).
 //!
 //! `.ci/claude-code.sh` installs Claude Code (and the Node.js it needs) under `target/claude-code`; a developer machine
 //! without it skips these tests with a note, but in CI (`CI=true`) a missing install fails them.
 
+#![allow(dead_code, reason = "each test binary that includes this file uses part of it")]
+
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -41,20 +44,18 @@ impl ClaudeCode {
         None
     }
 
-    /// `claude -p prompt --output-format json` plus `args`, in `project`, with `HOME` at `home`, the model at
-    /// `model_base` and extra environment `env`; its JSON result.
-    pub async fn run(&self, project: &Path, home: &Path, model_base: &str, prompt: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+    /// `claude` with `args` in `project`, with `HOME` at `home`, the model at `model_base` and extra environment
+    /// `env`: its output, within five minutes. Permissions are as `home`'s settings say.
+    pub async fn output(&self, project: &Path, home: &Path, model_base: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
         let binaries = Path::new(env!("CARGO_BIN_EXE_cairn")).parent().unwrap();
         let path = format!("{}:{}:{}", binaries.display(), self.node_bin.display(), std::env::var("PATH").unwrap_or_default());
         let mut command = tokio::process::Command::new(&self.bin);
         command
             .current_dir(project)
-            .args(["-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"])
             .args(args)
             .env_clear()
             .env("PATH", path)
             .env("HOME", home)
-            .env("IS_SANDBOX", "1")
             .env("ANTHROPIC_BASE_URL", model_base)
             .env("ANTHROPIC_API_KEY", "stand-in-key")
             .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -64,10 +65,18 @@ impl ClaudeCode {
         for (name, value) in env {
             command.env(name, value);
         }
-        let output = tokio::time::timeout(std::time::Duration::from_secs(300), command.output())
+        tokio::time::timeout(std::time::Duration::from_secs(300), command.output())
             .await
             .expect("claude finishes within five minutes")
-            .unwrap();
+            .unwrap()
+    }
+
+    /// `claude -p prompt --output-format json` plus `args`, permissions skipped, in `project`, with `HOME` at `home`,
+    /// the model at `model_base` and extra environment `env`; its JSON result.
+    pub async fn run(&self, project: &Path, home: &Path, model_base: &str, prompt: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+        let args = [&["-p", prompt, "--output-format", "json", "--dangerously-skip-permissions"][..], args].concat();
+        let env = [&[("IS_SANDBOX", "1")][..], env].concat();
+        let output = self.output(project, home, model_base, &args, &env).await;
         let stdout = String::from_utf8_lossy(&output.stdout);
         let stderr = String::from_utf8_lossy(&output.stderr);
         let result: Value = serde_json::from_str(stdout.trim())
