@@ -1,12 +1,12 @@
 //! The effective `roscoe.yaml` of a scope as people read it (the web UI's settings page): which files exist, the
-//! models and the prices in force, and the file each section comes from — the project's file replaces the global
-//! one section by section; a section in neither is built in (models) or empty (pricing). Runs read their prices here
-//! too, so the page shows what runs are charged.
+//! models and the prices in force, and where each comes from. The models section of the project's file replaces
+//! the global one's; a section in neither is built in. The prices are the ones runs are charged by, read as runs read
+//! them (the runs layer's settings): the built-in Claude prices, each model's entry in the global file over them, the
+//! project's over those.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::Value;
 
 use super::Service;
 use super::check::{config_file, read_config};
@@ -34,9 +34,10 @@ pub struct Settings {
     pub models: Models,
     /// The file whose `models` section is in force, or `built-in`.
     pub models_from: String,
-    /// USD per million input and output tokens, per model id.
+    /// USD per million input and output tokens, per model id: what runs are charged.
     pub pricing: BTreeMap<String, Price>,
-    /// The file whose `pricing` section is in force, or `none`.
+    /// Where the prices come from: the built-in table and the files whose `pricing` entries are over it, or why
+    /// there are none.
     pub pricing_from: String,
 }
 
@@ -50,26 +51,22 @@ impl Service {
         paths
     }
 
-    /// The prices runs in `scope` are charged by, and the file they come from (the project's `pricing` section
-    /// replaces the global one; a file that cannot be read or parsed is passed over).
-    pub fn pricing(&self, scope: &Scope) -> (BTreeMap<String, Price>, Option<PathBuf>) {
-        let mut pricing = BTreeMap::new();
-        let mut from = None;
-        for path in self.config_paths(scope) {
-            let Ok(Some((_, text))) = read_config(&path) else { continue };
-            let Ok(doc) = cairn_yaml::parse(&text) else { continue };
-            if let Some(Value::Object(prices)) = doc.value.get("pricing") {
-                pricing.clear();
-                for (model, price) in prices {
-                    let read = |k: &str| price.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-                    let cache = |k: &str| price.get(k).and_then(Value::as_f64);
-                    let price = Price { input: read("input"), output: read("output"), cache_read: cache("cacheRead"), cache_write: cache("cacheWrite") };
-                    pricing.insert(model.clone(), price);
+    /// The prices runs in `scope` are charged by and where they come from. A `roscoe.yaml` that cannot be used
+    /// starts no run, so it leaves no prices.
+    fn pricing(&self, scope: &Scope) -> (BTreeMap<String, Price>, String) {
+        match crate::runs::settings::Settings::read(&self.home, scope.root()) {
+            Ok(read) => {
+                let mut from = vec!["the built-in prices".to_owned()];
+                for path in self.config_paths(scope) {
+                    let Ok(Some((_, text))) = read_config(&path) else { continue };
+                    if cairn_yaml::parse(&text).is_ok_and(|doc| doc.value.get("pricing").is_some()) {
+                        from.push(path.display().to_string());
+                    }
                 }
-                from = Some(path);
+                (read.pricing, from.join(", then "))
             }
+            Err(_) => (BTreeMap::new(), "nowhere: a roscoe.yaml cannot be used (see the files above)".to_owned()),
         }
-        (pricing, from)
     }
 
     /// The effective `roscoe.yaml` of `scope`, for people.
@@ -91,8 +88,32 @@ impl Service {
             files.push(SettingsFile { path: shown, found, error });
         }
         let (models, models_from) = models.unwrap_or_else(|| (Models::default(), "built-in".to_owned()));
-        let (pricing, from) = self.pricing(scope);
-        let pricing_from = from.map_or_else(|| "none".to_owned(), |p| p.display().to_string());
+        let (pricing, pricing_from) = self.pricing(scope);
         Settings { files, models, models_from, pricing, pricing_from }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prices_shown_are_the_ones_runs_are_charged_by() {
+        let home = tempfile::tempdir().unwrap();
+        let service = Service::new(home.path());
+        let built_in = service.settings(&Scope::Global);
+        assert_eq!(built_in.pricing_from, "the built-in prices");
+        assert_eq!(built_in.pricing["claude-haiku-4-5"].input, 1.0, "a built-in price with no roscoe.yaml");
+
+        std::fs::write(home.path().join("roscoe.yaml"), "pricing:\n  claude-haiku-4-5: { input: 3, output: 15 }\n").unwrap();
+        let priced = service.settings(&Scope::Global);
+        let file = home.path().join("roscoe.yaml").display().to_string();
+        assert_eq!(priced.pricing_from, format!("the built-in prices, then {file}"));
+        assert_eq!(priced.pricing["claude-haiku-4-5"].input, 3.0, "the file's entry over the built-in one");
+        assert_eq!(priced.pricing["claude-sonnet-4-5"].input, 3.0, "the other built-in prices stay");
+
+        std::fs::write(home.path().join("roscoe.yaml"), "pricing:\n  m: { input: -1, output: 1 }\n").unwrap();
+        let broken = service.settings(&Scope::Global);
+        assert!(broken.pricing.is_empty() && broken.pricing_from.starts_with("nowhere"), "{}", broken.pricing_from);
     }
 }

@@ -23,6 +23,8 @@ try {
   check((await page.locator('#default-model').textContent()) === 'claude-haiku-4-5', 'the default model of roscoe.yaml');
   check((await page.locator('#models-from').textContent()).endsWith('roscoe.yaml'), 'and the file it comes from');
   check((await page.locator('#prices').textContent()).includes('$3.00'), 'the prices in force');
+  check((await page.locator('#prices').textContent()).includes('claude-sonnet-4-5'), 'with the built-in prices runs are charged by');
+  check((await page.locator('#pricing-from').textContent()).startsWith('the built-in prices, then '), 'and where the prices come from');
   check((await page.locator('#endpoints').textContent()).includes(`${base}/roscoe/mcp`), 'the server\'s endpoints');
   const row = page.locator(`tr[data-token="${victim}"]`);
   check(await row.count() === 1, 'the owner sees the account\'s tokens');
