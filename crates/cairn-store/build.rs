@@ -1,0 +1,6 @@
+//! Rebuilds the crate when a migration is added or changed: `sqlx::migrate!` embeds the `migrations/` folder at
+//! compile time, and cargo would not otherwise look at it.
+
+fn main() {
+    println!("cargo:rerun-if-changed=migrations");
+}
