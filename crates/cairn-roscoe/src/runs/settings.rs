@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use cairn_yaml::Document;
 use serde_json::{Map, Value};
 
-use super::prices;
+use super::{Runs, prices};
 use crate::engine::{Budget, Execution, Price};
+use crate::scope::Scope;
 
 /// The kinds of model provider.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +123,8 @@ pub(crate) struct HostSettings {
 pub(crate) struct Settings {
     /// USD per million tokens, by model id: the built-in prices with the file's over them.
     pub(crate) pricing: BTreeMap<String, Price>,
+    /// The file whose `pricing` section is over the built-in prices, if one has it.
+    pub(crate) pricing_from: Option<String>,
     /// Model id (or prefix ending in `*`) → provider name, in file order.
     pub(crate) routes: Vec<(String, String)>,
     /// Providers by name: the three built-in ones (`anthropic`, `openai`, `claude-cli`) and the file's.
@@ -183,6 +186,7 @@ impl Settings {
         };
         let mut settings = Settings {
             pricing: prices::builtin(),
+            pricing_from: None,
             routes: Vec::new(),
             providers: ["anthropic", "openai", "claude-cli"]
                 .into_iter()
@@ -193,6 +197,7 @@ impl Settings {
             hosts: BTreeMap::new(),
         };
         if let Some((file, value)) = section("/pricing") {
+            settings.pricing_from = Some(file.path.clone());
             for (model, price) in object(file, "/pricing", value)? {
                 settings.pricing.insert(model.clone(), read_price(file, &format!("/pricing/{}", escape(model)), price)?);
             }
@@ -391,6 +396,29 @@ fn read_host(file: &File, pointer: &str, value: &Value) -> Result<HostSettings, 
     Ok(host)
 }
 
+/// The prices runs of a scope rooted at `project` are charged by, under `home`, and where they come from, for people.
+/// A `roscoe.yaml` that cannot be used starts no run, so it leaves no prices.
+fn prices_in_force(home: &Path, project: Option<&Path>) -> (BTreeMap<String, Price>, String) {
+    match Settings::read(home, project) {
+        Ok(read) => {
+            let from = match read.pricing_from {
+                Some(file) => format!("the built-in prices, then {file}"),
+                None => "the built-in prices".to_owned(),
+            };
+            (read.pricing, from)
+        }
+        Err(_) => (BTreeMap::new(), "nowhere: roscoe.yaml cannot be used".to_owned()),
+    }
+}
+
+impl Runs {
+    /// The prices runs in `scope` are charged by — the built-in Claude prices with `roscoe.yaml`'s over them, the
+    /// project's `pricing` section replacing the global one's — and where they come from (the settings page).
+    pub fn prices(&self, scope: &Scope) -> (BTreeMap<String, Price>, String) {
+        prices_in_force(self.home(), scope.root())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,5 +466,22 @@ mod tests {
         let error = settings(&[("r.yaml", "pricing:\n  m: { input: -1, output: 1 }\n")]).unwrap_err();
         assert!(error.contains("line 2") && error.contains("0 or more"), "{error}");
         assert!(read_budget(&serde_json::json!({ "usd": "lots" })).unwrap_err().contains("budget.usd"));
+    }
+
+    #[test]
+    fn the_prices_in_force_are_the_built_in_ones_with_the_files_over_them() {
+        let home = tempfile::tempdir().unwrap();
+        let (prices, from) = prices_in_force(home.path(), None);
+        assert_eq!(from, "the built-in prices");
+        assert_eq!(prices["claude-haiku-4-5"].input, 1.0, "a built-in price with no roscoe.yaml");
+        let file = home.path().join("roscoe.yaml");
+        std::fs::write(&file, "pricing:\n  claude-haiku-4-5: { input: 3, output: 15 }\n").unwrap();
+        let (prices, from) = prices_in_force(home.path(), None);
+        assert_eq!(from, format!("the built-in prices, then {}", file.display()));
+        assert_eq!(prices["claude-haiku-4-5"].input, 3.0, "the file's entry over the built-in one");
+        assert_eq!(prices["claude-sonnet-4-5"].input, 3.0, "the other built-in prices stay");
+        std::fs::write(&file, "pricing:\n  m: { input: -1, output: 1 }\n").unwrap();
+        let (prices, from) = prices_in_force(home.path(), None);
+        assert!(prices.is_empty() && from.starts_with("nowhere"), "{from}");
     }
 }

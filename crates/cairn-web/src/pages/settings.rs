@@ -41,8 +41,10 @@ struct AccountView {
 struct SettingsPage {
     layout: Layout,
     settings: Settings,
-    /// `(model, input price, output price)`, formatted.
+    /// `(model, input price, output price)`, formatted: what runs are charged.
     prices: Vec<(String, String, String)>,
+    /// Where the prices come from.
+    pricing_from: String,
     version: &'static str,
     /// `(what, URL)`.
     endpoints: Vec<(&'static str, String)>,
@@ -74,14 +76,10 @@ fn account_view(account: OwnedAccount) -> AccountView {
 async fn show(web: &Web, visit: &Visit, project: Option<&str>, created: Option<NewToken>) -> Result<Response, PageError> {
     let ws = Workspace::resolve(web, project).await?;
     let layout = Layout::new(web, visit, &ws).await?;
-    let roscoe = web.roscoe.clone();
-    let scope = ws.scope.clone();
-    let settings = crate::state::blocking(move || Ok(roscoe.settings(&scope))).await?;
-    let prices = settings
-        .pricing
-        .iter()
-        .map(|(model, price)| (model.clone(), usd(price.input), usd(price.output)))
-        .collect();
+    let (roscoe, runs, scope) = (web.roscoe.clone(), web.runs.clone(), ws.scope.clone());
+    let (settings, (pricing, pricing_from)) =
+        crate::state::blocking(move || Ok((roscoe.settings(&scope), runs.prices(&scope)))).await?;
+    let prices = pricing.iter().map(|(model, price)| (model.clone(), usd(price.input), usd(price.output))).collect();
     let host = visit.headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("127.0.0.1:7777");
     let base = format!("http://{host}");
     let mut endpoints = vec![
@@ -103,6 +101,7 @@ async fn show(web: &Web, visit: &Visit, project: Option<&str>, created: Option<N
         layout: layout.clone(),
         settings,
         prices,
+        pricing_from,
         version: env!("CARGO_PKG_VERSION"),
         endpoints,
         accounts,
