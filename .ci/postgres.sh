@@ -5,10 +5,30 @@
 # trusts local connections: it is for tests only.
 #
 #   export CAIRN_TEST_POSTGRES_URL=$(bash .ci/postgres.sh)
+#   bash .ci/postgres.sh stop    # stops the server this script started on that port and deletes its folder
 set -euo pipefail
 
 port=${CAIRN_PG_PORT:-55432}
+# The folder of the server this script started on $port, for `stop`.
+state=/tmp/cairn-pg-${port}.dir
 bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1 || true)
+
+run_as_postgres() {
+  if [[ $(id -u) == 0 ]]; then
+    su postgres -s /bin/bash -c "$*"
+  else
+    bash -c "$*"
+  fi
+}
+
+if [[ ${1:-} == stop ]]; then
+  [[ -f $state ]] || exit 0
+  dir=$(cat "$state")
+  [[ -n $bin ]] && run_as_postgres "'$bin/pg_ctl' -D '$dir/data' -m fast -w stop" >/dev/null 2>&1 || true
+  rm -rf "$dir" "$state"
+  exit 0
+fi
+
 if [[ -z $bin || ! -x $bin/postgres ]]; then
   echo "installing postgresql from Debian's packages" >&2
   export DEBIAN_FRONTEND=noninteractive
@@ -23,15 +43,8 @@ if "$bin/pg_isready" -q -h 127.0.0.1 -p "$port"; then
   exit 0
 fi
 
-run_as_postgres() {
-  if [[ $(id -u) == 0 ]]; then
-    su postgres -s /bin/bash -c "$*"
-  else
-    bash -c "$*"
-  fi
-}
-
 dir=$(mktemp -d /tmp/cairn-pg.XXXXXX)
+echo "$dir" >"$state"
 [[ $(id -u) == 0 ]] && chown postgres "$dir"
 run_as_postgres "'$bin/initdb' -D '$dir/data' -A trust -U postgres" >"$dir/initdb.log" 2>&1 || {
   cat "$dir/initdb.log" >&2
