@@ -64,4 +64,3 @@ impl Service {
         Settings { files, models, models_from }
     }
 }
-
