@@ -107,15 +107,16 @@ impl Env {
 }
 
 impl Env {
-    /// Whether the run of `history` waits on a child run (or a descendant of it) that is still running: its root
-    /// reads `paused` meanwhile.
+    /// Whether the run of `history` waits on a child run (or a descendant of it) that is still moving: its root
+    /// reads `paused` meanwhile. A child still running moves, and so does one that has ended while its parent still
+    /// awaits it (the parent has yet to hear that it finished).
     async fn child_running(&self, history: &Value) -> bool {
         let mut child = history["run"]["awaitingChild"]["childRunId"].as_str().map(str::to_owned);
         let mut depth = 0;
         while let Some(id) = child.filter(|_| depth < 16) {
             depth += 1;
             let run = self.get(&format!("/api/runs/{id}?project=global")).await;
-            if run["run"]["status"] == "running" {
+            if run["run"]["status"] != "paused" {
                 return true;
             }
             child = run["run"]["awaitingChild"]["childRunId"].as_str().map(str::to_owned);
