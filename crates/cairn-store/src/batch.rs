@@ -4,19 +4,25 @@
 //! back; inside a write transaction those hand-offs are what the process's other writers wait for. So a [`Batch`]
 //! goes to SQLite as one multi-statement query — one hand-off however many statements it holds, and as a transaction
 //! of its own ([`Store::write`](crate::Store::write)) the `BEGIN IMMEDIATE` and `COMMIT` travel in the same query.
-//! Postgres, whose extended protocol takes one statement per query, gets the statements one by one.
+//! Postgres, whose extended protocol takes one statement per query, gets the statements one by one — or, for a batch
+//! whose statements do not read each other's writes ([`Batch::one_snapshot`]), all of them as one statement:
+//! data-modifying `WITH` queries, which share one snapshot, with the guards and the change's notification written
+//! into it. As a transaction of its own that write is then one round trip, with no `BEGIN` or `COMMIT`.
 //!
 //! A statement can be guarded ([`Batch::push_if_changed`]): it runs only if the one before it changed a row. That is
 //! how a compare-and-swap and the log entries that go with it are one batch: if the swap loses, nothing is written.
-//! SQLite checks the guard in SQL (`changes()`), Postgres between statements. Each statement is written with
+//! SQLite checks the guard in SQL (`changes()`), Postgres between statements, or in SQL too when the batch is one
+//! statement (`EXISTS` on the statement before). Each statement is written with
 //! its own placeholders `$1…$n` (and no other `$`); the batch numbers them on for SQLite.
 //!
 //! sqlx calls several statements in one SQLite query a deprecated behaviour (launchbadge/sqlx#3108) but keeps it in
 //! 0.9; this module's tests pin it down, and should it go, [`Batch::run`] would send SQLite the statements one by one
 //! as it does Postgres.
 
+use std::fmt::Write;
+
 use futures::TryStreamExt;
-use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor};
+use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor, Row};
 
 use crate::Backend;
 use crate::changes::{self, Change};
@@ -71,6 +77,8 @@ impl From<&Option<String>> for Value {
 pub struct Batch {
     statements: Vec<Statement>,
     announce: Vec<Change>,
+    /// No statement reads what an earlier one writes: Postgres may run them as one statement.
+    one_snapshot: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -105,7 +113,8 @@ impl Batch {
 
     /// The batches one after another, as one (for the writer's group commit; the announcements are Postgres's).
     pub(crate) fn concat<'b>(batches: impl IntoIterator<Item = &'b Batch>) -> Batch {
-        Batch { statements: batches.into_iter().flat_map(|batch| batch.statements.clone()).collect(), announce: Vec::new() }
+        let statements = batches.into_iter().flat_map(|batch| batch.statements.clone()).collect();
+        Batch { statements, announce: Vec::new(), one_snapshot: false }
     }
 
     /// Whether `other` has the very statements of this batch (values aside): batches of one kind, which the writer
@@ -125,12 +134,29 @@ impl Batch {
         self.announce.push(change);
     }
 
+    /// Declares that no statement of the batch reads rows an earlier one writes (its guard aside), so that every
+    /// statement may see the database as it was before the batch. Postgres then runs the batch as one statement:
+    /// one round trip, and as a transaction of its own no `BEGIN` or `COMMIT`. Its announcements are then sent only
+    /// if a statement changed a row. SQLite runs the batch as before.
+    ///
+    /// Two log entries of one item, each numbered after the highest before it, read each other's writes: a batch
+    /// with those must not be declared so.
+    pub fn one_snapshot(&mut self) {
+        self.one_snapshot = true;
+    }
+
+    /// Whether Postgres runs the batch as one statement.
+    pub(crate) fn is_one_snapshot(&self) -> bool {
+        self.one_snapshot
+    }
+
     /// Runs the statements in order on `conn`, inside the caller's write transaction, and returns how many rows each
     /// one changed (0 for a guarded statement that did not run). The first statement that fails stops the batch:
     /// roll the transaction back then.
     pub async fn run(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, Error> {
         match Backend::of(conn) {
             Backend::Sqlite => Ok(run_sqlite(conn, &self.sqlite_sql("", ""), self.values()).await?),
+            Backend::Postgres if self.one_snapshot => self.run_postgres_at_once(conn).await,
             Backend::Postgres => {
                 let mut changed: Vec<u64> = Vec::with_capacity(self.statements.len());
                 for statement in &self.statements {
@@ -147,6 +173,53 @@ impl Batch {
                 Ok(changed)
             }
         }
+    }
+
+    /// Runs the batch on Postgres `conn` as one statement (see [`Batch::one_snapshot`]).
+    async fn run_postgres_at_once(&self, conn: &mut AnyConnection) -> Result<Vec<u64>, Error> {
+        if self.statements.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (sql, values) = self.postgres_sql();
+        let row = bind(sqlx::query(AssertSqlSafe(sql)), &values).fetch_one(conn).await?;
+        (0..self.statements.len())
+            .map(|index| Ok(u64::try_from(row.try_get::<i64, _>(index)?).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The batch as one Postgres statement and its values: each statement a `WITH` query `s<i>` returning a row per
+    /// row it changed, a guarded one run only if `s<i-1>` returned any, each announcement a `pg_notify` if any
+    /// statement changed a row, and a final `SELECT` of how many rows each statement changed. A `WITH` query that
+    /// only reads runs only if the final `SELECT` reads it, which is why that counts the notifications as well.
+    fn postgres_sql(&self) -> (String, Vec<Value>) {
+        let mut sql = String::from("WITH ");
+        let mut values: Vec<Value> = Vec::new();
+        for (index, statement) in self.statements.iter().enumerate() {
+            let _ = write!(sql, "s{index} AS ({}", renumber(&statement.sql, values.len()));
+            if statement.guarded {
+                let _ = write!(sql, " WHERE EXISTS (SELECT 1 FROM s{})", index - 1);
+            }
+            sql.push_str(" RETURNING 1), ");
+            values.extend(statement.values.iter().cloned());
+        }
+        let changed_any: Vec<String> =
+            (0..self.statements.len()).map(|index| format!("EXISTS (SELECT 1 FROM s{index})")).collect();
+        let changed_any = changed_any.join(" OR ");
+        let notifications: Vec<_> = self.announce.iter().filter_map(changes::notification).collect();
+        let notified = notifications.len();
+        for (index, (channel, payload)) in notifications.into_iter().enumerate() {
+            let at = values.len();
+            let _ = write!(sql, "n{index} AS (SELECT pg_notify(${}, ${}) WHERE {changed_any}), ", at + 1, at + 2);
+            values.push(Value::Text(channel.to_owned()));
+            values.push(Value::Text(payload));
+        }
+        sql.truncate(sql.len() - ", ".len());
+        let counts: Vec<String> = (0..self.statements.len())
+            .map(|index| format!("(SELECT count(*) FROM s{index})"))
+            .chain((0..notified).map(|index| format!("(SELECT count(*) FROM n{index})")))
+            .collect();
+        let _ = write!(sql, " SELECT {}", counts.join(", "));
+        (sql, values)
     }
 
     /// The statements as one SQLite query between `before` and `after`, each guard written out and the
@@ -254,6 +327,13 @@ mod tests {
         sqlx::query(AssertSqlSafe(sql)).execute(test.store.pool()).await.unwrap();
     }
 
+    /// [`table`] `name` holding the row `item` at 0, for [`swap`].
+    async fn table_of(test: &TestStore, name: &str) {
+        table(test, name).await;
+        let sql = format!("INSERT INTO {name} (k, n) VALUES ('item', 0)");
+        sqlx::query(AssertSqlSafe(sql)).execute(test.store.pool()).await.unwrap();
+    }
+
     async fn rows(test: &TestStore, name: &str) -> Vec<(String, i64, Option<String>)> {
         let sql = format!("SELECT k, COALESCE(n, 0) AS n, note FROM {name} ORDER BY k");
         let rows = sqlx::query(AssertSqlSafe(sql)).fetch_all(test.store.pool()).await.unwrap();
@@ -273,28 +353,58 @@ mod tests {
         assert_eq!(rows(&test, "batch_t").await, vec![("a".into(), 11, None), ("b".into(), 12, Some("x".into()))]);
     }
 
-    /// A compare-and-swap with a log entry guarded on it, as the work items write them.
-    fn swap(expected: i64, note: &str) -> Batch {
+    /// A compare-and-swap on `table` with two log entries guarded on it, as the work items write them, announcing
+    /// `Change::Item(note)`, and declared [`Batch::one_snapshot`] if `one_snapshot`.
+    fn swap(table: &str, expected: i64, note: &str, one_snapshot: bool) -> Batch {
         let mut batch = Batch::new();
-        batch.push("UPDATE batch_s SET n = $1 WHERE k = 'item' AND n = $2", vec![(expected + 1).into(), expected.into()]);
-        batch.push_if_changed("INSERT INTO batch_s (k, n, note) SELECT $1, $2, $3", vec![note.into(), expected.into(), note.into()]);
-        batch.push_if_changed("INSERT INTO batch_s (k, n, note) SELECT $1 || '+', $2, $1", vec![note.into(), expected.into()]);
+        batch.push(
+            format!("UPDATE {table} SET n = $1 WHERE k = 'item' AND n = $2"),
+            vec![(expected + 1).into(), expected.into()],
+        );
+        let entry = format!("INSERT INTO {table} (k, n, note) SELECT $1, $2, $3");
+        batch.push_if_changed(entry, vec![note.into(), expected.into(), note.into()]);
+        let second = format!("INSERT INTO {table} (k, n, note) SELECT $1 || '+', $2, $1");
+        batch.push_if_changed(second, vec![note.into(), expected.into()]);
+        batch.announce(Change::Item(note.to_owned()));
+        if one_snapshot {
+            batch.one_snapshot();
+        }
         batch
     }
 
     #[tokio::test]
-    async fn guarded_statements_run_only_after_a_change_alone_and_inside_a_transaction() {
+    async fn guarded_statements_run_only_after_a_change_alone_and_inside_a_transaction_in_one_statement_or_not() {
         let test = TestStore::new().await;
-        table(&test, "batch_s").await;
-        sqlx::query("INSERT INTO batch_s (k, n) VALUES ('item', 0)").execute(test.store.pool()).await.unwrap();
-        assert_eq!(test.store.write(swap(0, "won")).await.unwrap(), vec![1, 1, 1]);
-        assert_eq!(test.store.write(swap(0, "lost")).await.unwrap(), vec![0, 0, 0]);
-        let mut tx = test.store.begin_write().await.unwrap();
-        assert_eq!(swap(0, "lost again").run(&mut tx).await.unwrap(), vec![0, 0, 0]);
-        assert_eq!(swap(1, "won again").run(&mut tx).await.unwrap(), vec![1, 1, 1]);
-        tx.commit().await.unwrap();
-        let keys: Vec<String> = rows(&test, "batch_s").await.into_iter().map(|(k, _, _)| k).collect();
-        assert_eq!(keys, vec!["item", "won", "won again", "won again+", "won+"]);
+        for (table, one) in [("batch_s", false), ("batch_o", true)] {
+            table_of(&test, table).await;
+            assert_eq!(test.store.write(swap(table, 0, "won", one)).await.unwrap(), vec![1, 1, 1]);
+            assert_eq!(test.store.write(swap(table, 0, "lost", one)).await.unwrap(), vec![0, 0, 0]);
+            let mut tx = test.store.begin_write().await.unwrap();
+            assert_eq!(swap(table, 0, "lost again", one).run(&mut tx).await.unwrap(), vec![0, 0, 0]);
+            assert_eq!(swap(table, 1, "won again", one).run(&mut tx).await.unwrap(), vec![1, 1, 1]);
+            tx.commit().await.unwrap();
+            let keys: Vec<String> = rows(&test, table).await.into_iter().map(|(k, _, _)| k).collect();
+            assert_eq!(keys, vec!["item", "won", "won again", "won again+", "won+"], "{table}");
+            let taken = swap(table, 2, "won", one);
+            assert!(test.store.write(taken).await.is_err(), "{table}: the swap goes through, but its entry's key is taken");
+            assert_eq!(rows(&test, table).await.len(), 5, "{table}: so nothing was written");
+            assert_eq!(test.store.write(swap(table, 2, "third", one)).await.unwrap(), vec![1, 1, 1], "{table}");
+        }
+    }
+
+    #[tokio::test]
+    async fn on_postgres_a_batch_as_one_statement_announces_only_what_it_changed() {
+        let test = TestStore::new().await;
+        if test.store.backend() != Backend::Postgres {
+            return;
+        }
+        table_of(&test, "batch_n").await;
+        let mut receiver = test.store.changes().subscribe();
+        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
+        assert_eq!(test.store.write(swap("batch_n", 1, "lost", true)).await.unwrap(), vec![0, 0, 0]);
+        assert_eq!(test.store.write(swap("batch_n", 0, "won", true)).await.unwrap(), vec![1, 1, 1]);
+        assert_eq!(receiver.recv().await.unwrap(), Change::Item("won".into()), "the lost swap announced nothing");
+        test.store.close().await;
     }
 
     #[tokio::test]

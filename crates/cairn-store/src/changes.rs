@@ -147,12 +147,18 @@ pub(crate) async fn announce_run(conn: &mut AnyConnection, run_id: &str) -> Resu
 /// Inside a write transaction `conn` that changes what `change` names: on Postgres, notifies every node when the
 /// transaction commits. Nothing on SQLite.
 pub(crate) async fn announce(conn: &mut AnyConnection, change: &Change) -> Result<(), sqlx::Error> {
-    let Some(payload) = change.payload() else { return Ok(()) };
+    let Some((channel, payload)) = notification(change) else { return Ok(()) };
     if Backend::of(conn) != Backend::Postgres {
         return Ok(());
     }
-    sqlx::query("SELECT pg_notify($1, $2)::text").bind(CHANNEL).bind(payload).execute(conn).await?;
+    sqlx::query("SELECT pg_notify($1, $2)::text").bind(channel).bind(payload).execute(conn).await?;
     Ok(())
+}
+
+/// The channel and payload of the Postgres notification that announces `change` (`None` for [`Change::Unknown`]),
+/// for a statement that sends it itself (`pg_notify(channel, payload)`).
+pub(crate) fn notification(change: &Change) -> Option<(&'static str, String)> {
+    change.payload().map(|payload| (CHANNEL, payload))
 }
 
 /// The Postgres listener: LISTEN on [`CHANNEL`] and forward each notification to `sender`, reconnecting forever.

@@ -193,6 +193,7 @@ pub fn insert_item(row: &ItemRow, created: &EventRow) -> Batch {
     insert_statement(&mut batch, row);
     event_statement(&mut batch, created);
     batch.announce(Change::Item(row.id.clone()));
+    batch.one_snapshot();
     batch
 }
 
@@ -239,6 +240,10 @@ pub fn replace_item(row: &ItemRow, expected_version: i64, events: &[EventRow]) -
         event_statement(&mut batch, event);
     }
     batch.announce(Change::Item(row.id.clone()));
+    // Each entry is numbered after the highest before it: a second one reads the first's write.
+    if events.len() <= 1 {
+        batch.one_snapshot();
+    }
     batch
 }
 
