@@ -140,7 +140,10 @@ impl Batch {
     /// if a statement changed a row. SQLite runs the batch as before.
     ///
     /// Two log entries of one item, each numbered after the highest before it, read each other's writes: a batch
-    /// with those must not be declared so.
+    /// with those must not be declared so. Nor should one whose reads could be stale: every statement reads the
+    /// database as it was when the batch began, even after the first waited for a row another writer held. A batch
+    /// that opens with a compare-and-swap on an exact version is safe: if another writer changed the row meanwhile,
+    /// the swap fails and its guarded statements do not run.
     pub fn one_snapshot(&mut self) {
         self.one_snapshot = true;
     }
