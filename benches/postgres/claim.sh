@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The PostgreSQL side of a claim, without cairn: pgbench runs an item change the two ways the store can send it —
+# statement by statement in a transaction (BEGIN, the compare-and-swap UPDATE, the event INSERT … SELECT, pg_notify,
+# COMMIT) and as one statement of data-modifying WITH queries (Batch::one_snapshot) — on tables of the shape of
+# work_items and work_events, alternately, and prints each run's transactions per second.
+#
+#   bash benches/postgres/claim.sh ADMIN_URL [ROUNDS] [SECONDS]
+#
+# ADMIN_URL is a superuser URL such as `bash .ci/postgres.sh` prints; a database `cairn_claim_bench` is made and
+# dropped. 8 clients on 20,000 items, prepared statements.
+set -euo pipefail
+admin=${1:?usage: claim.sh ADMIN_URL [ROUNDS] [SECONDS]}
+rounds=${2:-3}
+seconds=${3:-8}
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+psql=$(command -v psql || echo "$bin/psql")
+pgbench=$(command -v pgbench || echo "$bin/pgbench")
+db=cairn_claim_bench
+url=${admin%/*}/$db
+export PGOPTIONS="-c client_min_messages=warning"
+
+"$psql" -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+trap '"$psql" -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"' EXIT
+"$psql" -q "$url" <<'SQL'
+CREATE TABLE work_items (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, state TEXT NOT NULL, claimant TEXT,
+                         updated_at BIGINT NOT NULL, version BIGINT NOT NULL);
+CREATE TABLE work_events (item_id TEXT NOT NULL REFERENCES work_items (id), seq BIGINT NOT NULL, at BIGINT NOT NULL,
+                          claimant TEXT NOT NULL, kind TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (item_id, seq));
+INSERT INTO work_items SELECT 'wi_' || g, 'acc', 'open', NULL, 0, 0 FROM generate_series(1, 20000) g;
+INSERT INTO work_events SELECT 'wi_' || g, 1, 0, 'seed', 'created', '{}' FROM generate_series(1, 20000) g;
+SQL
+for round in $(seq 1 "$rounds"); do
+  for way in statements one_statement; do
+    tps=$("$pgbench" -n -M prepared -c 8 -j 2 -T "$seconds" -f "$here/$way.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    echo "round $round, $way: $tps transactions/s"
+  done
+done
