@@ -151,12 +151,18 @@ pub struct ListFilter {
     pub limit: i64,
 }
 
+/// Every column of a run: first those fixed when it is made ([`FIXED_RUN_COLUMNS`] of them), then those its life
+/// changes.
 const RUN_COLUMNS: &str = "id, project_id, project_root, root_run_id, parent_run_id, parent_node_run_id, depth, \
     workflow_id, workflow_name, workflow_description, workflow_source, workflow_path, workflow_dir, workflow_snapshot, \
-    source, kind, status, current_node_id, pending_step, awaiting_child_run_id, input, context, output, error, \
-    error_code, host, owner_pid, lease_expires_at, attempt, total_cost_usd, metered_cost_usd, \
-    subscription_equiv_cost_usd, billing_mode, input_tokens, output_tokens, started_at, completed_at, updated_at, \
-    started_by, exec_allowed, execution, budget, usage, version";
+    source, kind, started_at, started_by, \
+    status, current_node_id, pending_step, awaiting_child_run_id, input, context, output, error, error_code, host, \
+    owner_pid, lease_expires_at, attempt, total_cost_usd, metered_cost_usd, subscription_equiv_cost_usd, billing_mode, \
+    input_tokens, output_tokens, completed_at, updated_at, exec_allowed, execution, budget, usage, version";
+
+/// How many of [`RUN_COLUMNS`] are fixed when a run is made: its identity, place in its tree, workflow and start.
+/// Every index on `workflow_runs` is over these alone, so an update, which sets only the others, rewrites no index.
+const FIXED_RUN_COLUMNS: usize = 18;
 
 /// A write transaction (`BEGIN IMMEDIATE` on SQLite).
 pub type Tx = crate::WriteTx;
@@ -189,29 +195,27 @@ pub async fn insert_run(conn: &mut Connection, run: &RunRow) -> Result<(), Error
     let count = RUN_COLUMNS.split(", ").count();
     let values: Vec<String> = (1..=count).map(|i| format!("${i}")).collect();
     let sql = format!("INSERT INTO workflow_runs ({RUN_COLUMNS}) VALUES ({})", values.join(", "));
-    bind_run(sqlx::query(AssertSqlSafe(sql)), run).execute(conn).await?;
+    bind_changing(bind_fixed(sqlx::query(AssertSqlSafe(sql)), run), run).execute(conn).await?;
     Ok(())
 }
 
 /// Writes `run` if the stored version is still `expected`, setting the stored version to `run.version`. Returns
-/// whether it won; `false` means another writer changed the run first and nothing was written.
+/// whether it won; `false` means another writer changed the run first and nothing was written. Only the columns a
+/// run's life changes are written; the rest stay as the run was made.
 pub async fn update_run(conn: &mut Connection, run: &RunRow, expected: i64) -> Result<bool, Error> {
-    let sets: Vec<String> = RUN_COLUMNS
-        .split(", ")
-        .enumerate()
-        .skip(1)
-        .map(|(i, column)| format!("{column} = ${}", i + 1))
-        .collect();
-    let expected_at = RUN_COLUMNS.split(", ").count() + 1;
+    let changing = RUN_COLUMNS.split(", ").skip(FIXED_RUN_COLUMNS);
+    let sets: Vec<String> = changing.enumerate().map(|(i, column)| format!("{column} = ${}", i + 2)).collect();
+    let expected_at = sets.len() + 2;
     let sql = format!("UPDATE workflow_runs SET {} WHERE id = $1 AND version = ${expected_at}", sets.join(", "));
-    let done = bind_run(sqlx::query(AssertSqlSafe(sql)), run).bind(expected).execute(conn).await?;
+    let query = bind_changing(sqlx::query(AssertSqlSafe(sql)).bind(&run.id), run);
+    let done = query.bind(expected).execute(conn).await?;
     Ok(done.rows_affected() == 1)
 }
 
-fn bind_run<'q>(
-    query: sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>,
-    r: &'q RunRow,
-) -> sqlx::query::Query<'q, Any, sqlx::any::AnyArguments> {
+type RunQuery<'q> = sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>;
+
+/// `query` with the first [`FIXED_RUN_COLUMNS`] of [`RUN_COLUMNS`] bound from `r`, in order.
+fn bind_fixed<'q>(query: RunQuery<'q>, r: &'q RunRow) -> RunQuery<'q> {
     query
         .bind(&r.id)
         .bind(&r.project_id)
@@ -229,6 +233,13 @@ fn bind_run<'q>(
         .bind(&r.workflow_snapshot)
         .bind(&r.source)
         .bind(&r.kind)
+        .bind(r.started_at)
+        .bind(&r.started_by)
+}
+
+/// `query` with the rest of [`RUN_COLUMNS`], those a run's life changes, bound from `r`, in order.
+fn bind_changing<'q>(query: RunQuery<'q>, r: &'q RunRow) -> RunQuery<'q> {
+    query
         .bind(&r.status)
         .bind(&r.current_node_id)
         .bind(&r.pending_step)
@@ -248,10 +259,8 @@ fn bind_run<'q>(
         .bind(&r.billing_mode)
         .bind(r.input_tokens)
         .bind(r.output_tokens)
-        .bind(r.started_at)
         .bind(r.completed_at)
         .bind(r.updated_at)
-        .bind(&r.started_by)
         .bind(i64::from(r.exec_allowed))
         .bind(&r.execution)
         .bind(&r.budget)
@@ -545,6 +554,46 @@ mod tests {
         let mut conn = store.read().await.unwrap();
         assert_eq!(get_run(&mut conn, "r1").await.unwrap().unwrap().status, "completed");
         assert!(running_server_runs(&mut conn).await.unwrap().is_empty(), "a finished run is nobody's to resume");
+    }
+
+    #[tokio::test]
+    async fn an_update_keeps_what_a_run_was_made_with_and_no_index_is_over_what_it_writes() {
+        let (_dir, store) = store().await;
+        let made = run("r1", "p", 10);
+        let mut tx = store.begin_write().await.unwrap();
+        insert_run(&mut tx, &made).await.unwrap();
+        let mut changed = RunRow { status: "completed".into(), version: 1, ..run("r1", "elsewhere", 99) };
+        changed.workflow_snapshot = "another".into();
+        assert!(update_run(&mut tx, &changed, 0).await.unwrap());
+        tx.commit().await.unwrap();
+        let mut conn = store.read().await.unwrap();
+        let stored = get_run(&mut conn, "r1").await.unwrap().unwrap();
+        assert_eq!((stored.status.as_str(), stored.version), ("completed", 1), "what a run's life changes is written");
+        let kept = |r: &RunRow| (r.project_id.clone(), r.started_at, r.workflow_snapshot.clone());
+        assert_eq!(kept(&stored), kept(&made), "what it was made with is not");
+
+        let indexed = match store.backend() {
+            Backend::Sqlite => {
+                "SELECT DISTINCT i.name AS column_name FROM pragma_index_list('workflow_runs') l, \
+                 pragma_index_info(l.name) i"
+            }
+            Backend::Postgres => {
+                "SELECT DISTINCT a.attname::text AS column_name FROM pg_index x JOIN pg_attribute a \
+                 ON a.attrelid = x.indrelid AND a.attnum = ANY (x.indkey) WHERE x.indrelid = 'workflow_runs'::regclass"
+            }
+        };
+        let columns: Vec<String> = sqlx::query(indexed)
+            .fetch_all(&mut *conn)
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.get("column_name"))
+            .collect();
+        let fixed: Vec<&str> = RUN_COLUMNS.split(", ").take(FIXED_RUN_COLUMNS).collect();
+        assert!(columns.len() >= 5, "the indexes were read: {columns:?}");
+        for column in &columns {
+            assert!(fixed.contains(&column.as_str()), "index over `{column}`, which an update writes");
+        }
     }
 
     #[tokio::test]
