@@ -572,27 +572,28 @@ mod tests {
         let kept = |r: &RunRow| (r.project_id.clone(), r.started_at, r.workflow_snapshot.clone());
         assert_eq!(kept(&stored), kept(&made), "what it was made with is not");
 
-        let indexed = match store.backend() {
-            Backend::Sqlite => {
-                "SELECT DISTINCT i.name AS column_name FROM pragma_index_list('workflow_runs') l, \
-                 pragma_index_info(l.name) i"
-            }
-            Backend::Postgres => {
-                "SELECT DISTINCT a.attname::text AS column_name FROM pg_index x JOIN pg_attribute a \
-                 ON a.attrelid = x.indrelid AND a.attnum = ANY (x.indkey) WHERE x.indrelid = 'workflow_runs'::regclass"
-            }
-        };
-        let columns: Vec<String> = sqlx::query(indexed)
-            .fetch_all(&mut *conn)
-            .await
-            .unwrap()
-            .iter()
-            .map(|row| row.get("column_name"))
-            .collect();
         let fixed: Vec<&str> = RUN_COLUMNS.split(", ").take(FIXED_RUN_COLUMNS).collect();
-        assert!(columns.len() >= 5, "the indexes were read: {columns:?}");
-        for column in &columns {
-            assert!(fixed.contains(&column.as_str()), "index over `{column}`, which an update writes");
+        for (table, fixed) in [("workflow_runs", &fixed[..]), ("node_runs", &nodes::FIXED_NODE_COLUMNS[..])] {
+            let indexed = match store.backend() {
+                Backend::Sqlite => format!(
+                    "SELECT DISTINCT i.name AS column_name FROM pragma_index_list('{table}') l, pragma_index_info(l.name) i"
+                ),
+                Backend::Postgres => format!(
+                    "SELECT DISTINCT a.attname::text AS column_name FROM pg_index x JOIN pg_attribute a \
+                     ON a.attrelid = x.indrelid AND a.attnum = ANY (x.indkey) WHERE x.indrelid = '{table}'::regclass"
+                ),
+            };
+            let columns: Vec<String> = sqlx::query(AssertSqlSafe(indexed))
+                .fetch_all(&mut *conn)
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.get("column_name"))
+                .collect();
+            assert!(columns.len() >= 2, "{table}'s indexes were read: {columns:?}");
+            for column in &columns {
+                assert!(fixed.contains(&column.as_str()), "an index on {table} is over `{column}`, which an update writes");
+            }
         }
     }
 

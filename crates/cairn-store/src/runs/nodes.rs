@@ -66,10 +66,17 @@ const NODE_COLUMNS: &str = "id, run_id, parent_node_run_id, seq, node_id, node_t
     phase, phase_state, model, input, output, error, event, warnings, child_run_id, started_at, completed_at, \
     duration_ms, cost_usd, input_tokens, output_tokens, usage";
 
-/// Inserts or replaces a node run.
+/// The columns of a node run fixed when it is made: its id, its run and its place in the run. Every index on
+/// `node_runs` is over these alone, so replacing a node run rewrites no index.
+pub(crate) const FIXED_NODE_COLUMNS: [&str; 3] = ["id", "run_id", "seq"];
+
+/// Inserts or replaces a node run (all but [`FIXED_NODE_COLUMNS`], which stay as it was made).
 pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<(), Error> {
-    let updates: Vec<String> =
-        NODE_COLUMNS.split(", ").skip(1).map(|column| format!("{column} = excluded.{column}")).collect();
+    let updates: Vec<String> = NODE_COLUMNS
+        .split(", ")
+        .filter(|column| !FIXED_NODE_COLUMNS.contains(column))
+        .map(|column| format!("{column} = excluded.{column}"))
+        .collect();
     let sql = format!(
         "INSERT INTO node_runs ({NODE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, \
          $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25) ON CONFLICT (id) DO UPDATE SET {}",
