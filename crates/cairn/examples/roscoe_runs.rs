@@ -1,6 +1,6 @@
 //! Benchmark of roscoe runs, in process on a store (SQLite by default): the median time of `advance_run` on a 50-node
-//! linear workflow (each answer finishes one ai_agent node and pauses at the next) and of `list_runs` with 10,000
-//! runs in the database. It calls the run facade that the MCP tools call, so the figures are the server's own time,
+//! linear workflow started as an MCP host starts it (each answer finishes one ai_agent node and pauses at the next)
+//! and of `list_runs` with 10,000 runs in the database. It calls the run facade that the MCP tools call, so the figures are the server's own time,
 //! without a transport.
 //!
 //! `cargo run --release -p cairn --example roscoe_runs [RUNS] [--database-url URL]` (default 20 runs of 49 advances
@@ -60,7 +60,10 @@ async fn main() {
     let mut starts = Vec::new();
     for round in 0..runs_to_time + 1 {
         let began = Instant::now();
-        let started = runs.start_workflow(&scope, "linear", None, None, &cairn_roscoe::Actor::local("cli")).await.expect("start");
+        // Started as an MCP host starts a run, so its AI steps are handed back to the caller (from the command line
+        // the server would try to run them itself, and with no provider hand each one back a step later).
+        let actor = cairn_roscoe::Actor::local("mcp");
+        let started = runs.start_workflow(&scope, "linear", None, None, &actor).await.expect("start");
         let elapsed = began.elapsed();
         let run_id = started.result.run_id.clone();
         for step in 1..NODES {
