@@ -19,8 +19,6 @@
 //! 0.9; this module's tests pin it down, and should it go, [`Batch::run`] would send SQLite the statements one by one
 //! as it does Postgres.
 
-use std::fmt::Write;
-
 use futures::TryStreamExt;
 use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor, Row};
 
@@ -195,34 +193,28 @@ impl Batch {
     /// statement changed a row, and a final `SELECT` of how many rows each statement changed. A `WITH` query that
     /// only reads runs only if the final `SELECT` reads it, which is why that counts the notifications as well.
     fn postgres_sql(&self) -> (String, Vec<Value>) {
-        let mut sql = String::from("WITH ");
+        // `(name, query)` of each `WITH` query, in order.
+        let mut queries: Vec<(String, String)> = Vec::new();
         let mut values: Vec<Value> = Vec::new();
         for (index, statement) in self.statements.iter().enumerate() {
-            let _ = write!(sql, "s{index} AS ({}", renumber(&statement.sql, values.len()));
+            let mut query = renumber(&statement.sql, values.len());
             if statement.guarded {
-                let _ = write!(sql, " WHERE EXISTS (SELECT 1 FROM s{})", index - 1);
+                query.push_str(&format!(" WHERE EXISTS (SELECT 1 FROM s{})", index - 1));
             }
-            sql.push_str(" RETURNING 1), ");
+            queries.push((format!("s{index}"), format!("{query} RETURNING 1")));
             values.extend(statement.values.iter().cloned());
         }
-        let changed_any: Vec<String> =
-            (0..self.statements.len()).map(|index| format!("EXISTS (SELECT 1 FROM s{index})")).collect();
-        let changed_any = changed_any.join(" OR ");
-        let notifications: Vec<_> = self.announce.iter().filter_map(changes::notification).collect();
-        let notified = notifications.len();
-        for (index, (channel, payload)) in notifications.into_iter().enumerate() {
+        let changed: Vec<String> = queries.iter().map(|(name, _)| format!("EXISTS (SELECT 1 FROM {name})")).collect();
+        let changed = changed.join(" OR ");
+        for (index, (channel, payload)) in self.announce.iter().filter_map(changes::notification).enumerate() {
             let at = values.len();
-            let _ = write!(sql, "n{index} AS (SELECT pg_notify(${}, ${}) WHERE {changed_any}), ", at + 1, at + 2);
+            queries.push((format!("n{index}"), format!("SELECT pg_notify(${}, ${}) WHERE {changed}", at + 1, at + 2)));
             values.push(Value::Text(channel.to_owned()));
             values.push(Value::Text(payload));
         }
-        sql.truncate(sql.len() - ", ".len());
-        let counts: Vec<String> = (0..self.statements.len())
-            .map(|index| format!("(SELECT count(*) FROM s{index})"))
-            .chain((0..notified).map(|index| format!("(SELECT count(*) FROM n{index})")))
-            .collect();
-        let _ = write!(sql, " SELECT {}", counts.join(", "));
-        (sql, values)
+        let with: Vec<String> = queries.iter().map(|(name, query)| format!("{name} AS ({query})")).collect();
+        let counts: Vec<String> = queries.iter().map(|(name, _)| format!("(SELECT count(*) FROM {name})")).collect();
+        (format!("WITH {} SELECT {}", with.join(", "), counts.join(", ")), values)
     }
 
     /// The statements as one SQLite query between `before` and `after`, each guard written out and the
