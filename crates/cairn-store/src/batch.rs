@@ -6,8 +6,8 @@
 //! of its own ([`Store::write`](crate::Store::write)) the `BEGIN IMMEDIATE` and `COMMIT` travel in the same query.
 //! Postgres, whose extended protocol takes one statement per query, gets the statements one by one — or, for a batch
 //! whose statements do not read each other's writes ([`Batch::one_snapshot`]), all of them as one statement:
-//! data-modifying `WITH` queries, which share one snapshot, with the guards and the change's notification written
-//! into it. As a transaction of its own that write is then one round trip, with no `BEGIN` or `COMMIT`.
+//! data-modifying `WITH` queries, which share one snapshot, with the guards written into it. As a transaction of its
+//! own that write is then one round trip, with no `BEGIN` or `COMMIT`.
 //!
 //! A statement can be guarded ([`Batch::push_if_changed`]): it runs only if the one before it changed a row. That is
 //! how a compare-and-swap and the log entries that go with it are one batch: if the swap loses, nothing is written.
@@ -23,7 +23,6 @@ use futures::TryStreamExt;
 use sqlx::{AnyConnection, AssertSqlSafe, Either, Executor, Row};
 
 use crate::Backend;
-use crate::changes::{self, Change};
 use crate::Error;
 
 /// A value bound to a placeholder.
@@ -74,7 +73,6 @@ impl From<&Option<String>> for Value {
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     statements: Vec<Statement>,
-    announce: Vec<Change>,
     /// No statement reads what an earlier one writes: Postgres may run them as one statement.
     one_snapshot: bool,
 }
@@ -109,10 +107,10 @@ impl Batch {
         self.statements.push(Statement { sql: insert_select.into(), values, guarded: true });
     }
 
-    /// The batches one after another, as one (for the writer's group commit; the announcements are Postgres's).
+    /// The batches one after another, as one (for the writer's group commit).
     pub(crate) fn concat<'b>(batches: impl IntoIterator<Item = &'b Batch>) -> Batch {
         let statements = batches.into_iter().flat_map(|batch| batch.statements.clone()).collect();
-        Batch { statements, announce: Vec::new(), one_snapshot: false }
+        Batch { statements, one_snapshot: false }
     }
 
     /// Whether `other` has the very statements of this batch (values aside): batches of one kind, which the writer
@@ -127,15 +125,9 @@ impl Batch {
         self.statements.len()
     }
 
-    /// Announces `change` on the changes feed when the transaction commits (Postgres; see [`crate::changes`]).
-    pub fn announce(&mut self, change: Change) {
-        self.announce.push(change);
-    }
-
     /// Declares that no statement of the batch reads rows an earlier one writes (its guard aside), so that every
     /// statement may see the database as it was before the batch. Postgres then runs the batch as one statement:
-    /// one round trip, and as a transaction of its own no `BEGIN` or `COMMIT`. Its announcements are then sent only
-    /// if a statement changed a row. SQLite runs the batch as before.
+    /// one round trip, and as a transaction of its own no `BEGIN` or `COMMIT`. SQLite runs the batch as before.
     ///
     /// Two log entries of one item, each numbered after the highest before it, read each other's writes: a batch
     /// with those must not be declared so. Nor should one whose reads could be stale: every statement reads the
@@ -168,9 +160,6 @@ impl Batch {
                     let query = bind(sqlx::query(AssertSqlSafe(statement.sql.clone())), &statement.values);
                     changed.push(query.execute(&mut *conn).await?.rows_affected());
                 }
-                for change in &self.announce {
-                    changes::announce(conn, change).await?;
-                }
                 Ok(changed)
             }
         }
@@ -189,9 +178,8 @@ impl Batch {
     }
 
     /// The batch as one Postgres statement and its values: each statement a `WITH` query `s<i>` returning a row per
-    /// row it changed, a guarded one run only if `s<i-1>` returned any, each announcement a `pg_notify` if any
-    /// statement changed a row, and a final `SELECT` of how many rows each statement changed. A `WITH` query that
-    /// only reads runs only if the final `SELECT` reads it, which is why that counts the notifications as well.
+    /// row it changed, a guarded one run only if `s<i-1>` returned any, and a final `SELECT` of how many rows each
+    /// statement changed.
     fn postgres_sql(&self) -> (String, Vec<Value>) {
         // `(name, query)` of each `WITH` query, in order.
         let mut queries: Vec<(String, String)> = Vec::new();
@@ -203,14 +191,6 @@ impl Batch {
             }
             queries.push((format!("s{index}"), format!("{query} RETURNING 1")));
             values.extend(statement.values.iter().cloned());
-        }
-        let changed: Vec<String> = queries.iter().map(|(name, _)| format!("EXISTS (SELECT 1 FROM {name})")).collect();
-        let changed = changed.join(" OR ");
-        for (index, (channel, payload)) in self.announce.iter().filter_map(changes::notification).enumerate() {
-            let at = values.len();
-            queries.push((format!("n{index}"), format!("SELECT pg_notify(${}, ${}) WHERE {changed}", at + 1, at + 2)));
-            values.push(Value::Text(channel.to_owned()));
-            values.push(Value::Text(payload));
         }
         let with: Vec<String> = queries.iter().map(|(name, query)| format!("{name} AS ({query})")).collect();
         let counts: Vec<String> = queries.iter().map(|(name, _)| format!("(SELECT count(*) FROM {name})")).collect();
@@ -348,8 +328,8 @@ mod tests {
         assert_eq!(rows(&test, "batch_t").await, vec![("a".into(), 11, None), ("b".into(), 12, Some("x".into()))]);
     }
 
-    /// A compare-and-swap on `table` with two log entries guarded on it, as the work items write them, announcing
-    /// `Change::Item(note)`, and declared [`Batch::one_snapshot`] if `one_snapshot`.
+    /// A compare-and-swap on `table` with two log entries guarded on it, as the work items write them, declared
+    /// [`Batch::one_snapshot`] if `one_snapshot`.
     fn swap(table: &str, expected: i64, note: &str, one_snapshot: bool) -> Batch {
         let mut batch = Batch::new();
         batch.push(
@@ -360,7 +340,6 @@ mod tests {
         batch.push_if_changed(entry, vec![note.into(), expected.into(), note.into()]);
         let second = format!("INSERT INTO {table} (k, n, note) SELECT $1 || '+', $2, $1");
         batch.push_if_changed(second, vec![note.into(), expected.into()]);
-        batch.announce(Change::Item(note.to_owned()));
         if one_snapshot {
             batch.one_snapshot();
         }
@@ -385,21 +364,6 @@ mod tests {
             assert_eq!(rows(&test, table).await.len(), 5, "{table}: so nothing was written");
             assert_eq!(test.store.write(swap(table, 2, "third", one)).await.unwrap(), vec![1, 1, 1], "{table}");
         }
-    }
-
-    #[tokio::test]
-    async fn on_postgres_a_batch_as_one_statement_announces_only_what_it_changed() {
-        let test = TestStore::new().await;
-        if test.store.backend() != Backend::Postgres {
-            return;
-        }
-        table_of(&test, "batch_n").await;
-        let mut receiver = test.store.changes().subscribe();
-        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
-        assert_eq!(test.store.write(swap("batch_n", 1, "lost", true)).await.unwrap(), vec![0, 0, 0]);
-        assert_eq!(test.store.write(swap("batch_n", 0, "won", true)).await.unwrap(), vec![1, 1, 1]);
-        assert_eq!(receiver.recv().await.unwrap(), Change::Item("won".into()), "the lost swap announced nothing");
-        test.store.close().await;
     }
 
     #[tokio::test]

@@ -1,26 +1,30 @@
-//! The changes feed: which run trees and work items changed, for live views (the web UI's SSE streams) that would
-//! otherwise poll the database.
+//! The changes feed: which run trees, work items and tokens changed, for live views (the web UI's SSE streams) that
+//! would otherwise poll the database, and for caches that must forget what changed.
 //!
-//! A write transaction that appends run or work-item events also announces the change. On Postgres the announcement
-//! is a `pg_notify` on the `cairn_changes` channel inside that transaction, so the server delivers it to every node
-//! exactly when the transaction commits; one listener per process (started by the first subscriber, reconnecting)
-//! fans the notifications out through a tokio broadcast channel. On SQLite there is no server to tell other
-//! processes: the writer calls [`Changes::committed`] after its commit to wake this process's subscribers, and
-//! subscribers also re-read every [`Changes::fallback_poll`] to see other processes' writes.
+//! A write that changes something announced calls [`Changes::committed`] after its commit. On SQLite there is no
+//! server to tell other processes: that wakes this process's subscribers, and subscribers also re-read every
+//! [`Changes::fallback_poll`] to see other processes' writes. On Postgres the change is sent to every node as a
+//! `pg_notify` on the `cairn_changes` channel, soon after the commit ([`outbox`]); one listener per process (started
+//! by the first subscriber, reconnecting) fans the notifications out through a tokio broadcast channel, this
+//! process's own included.
 //!
 //! A [`Change`] only says where to look; subscribers re-read the database, so a duplicate or spurious change costs a
 //! query and never shows anything wrong. [`Change::Unknown`] means changes may have been missed (the listener
-//! (re)connected, or a subscriber fell behind): re-read everything watched.
+//! (re)connected, or a subscriber fell behind): re-read everything watched, forget everything cached.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::AnyConnection;
+use sqlx::AnyPool;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 
 use crate::Backend;
+
+mod outbox;
+
+use outbox::Outbox;
 
 /// The Postgres notification channel.
 const CHANNEL: &str = "cairn_changes";
@@ -30,7 +34,7 @@ const CAPACITY: usize = 1024;
 const RECONNECT: Duration = Duration::from_secs(1);
 
 /// Something that changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Change {
     /// The event log of a run tree grew; the id of the tree's root run.
     Run(String),
@@ -41,8 +45,8 @@ pub enum Change {
 }
 
 impl Change {
-    /// The notification payload: `run:<id>` or `item:<id>` (`Unknown` is never sent).
-    fn payload(&self) -> Option<String> {
+    /// The line that stands for it in a notification: `run:<id>` or `item:<id>` (`Unknown` is never sent).
+    fn line(&self) -> Option<String> {
         match self {
             Change::Run(id) => Some(format!("run:{id}")),
             Change::Item(id) => Some(format!("item:{id}")),
@@ -50,9 +54,9 @@ impl Change {
         }
     }
 
-    /// Reads a notification payload; anything unexpected is [`Change::Unknown`].
-    fn parse(payload: &str) -> Change {
-        match payload.split_once(':') {
+    /// Reads a line of a notification; anything unexpected is [`Change::Unknown`].
+    fn parse(line: &str) -> Change {
+        match line.split_once(':') {
             Some(("run", id)) => Change::Run(id.to_owned()),
             Some(("item", id)) => Change::Item(id.to_owned()),
             _ => Change::Unknown,
@@ -73,6 +77,8 @@ struct Inner {
     sender: broadcast::Sender<Change>,
     /// The Postgres listener task, once a subscriber started it.
     listener: Mutex<Option<JoinHandle<()>>>,
+    /// What sends this process's changes to every node (`None` on SQLite).
+    outbox: Option<Outbox>,
 }
 
 impl std::fmt::Debug for Changes {
@@ -82,11 +88,13 @@ impl std::fmt::Debug for Changes {
 }
 
 impl Changes {
-    /// The feed of the database at `url`, served by `backend`.
-    pub(crate) fn new(backend: Backend, url: &str) -> Changes {
+    /// The feed of the database at `url`, served by `backend`; on Postgres the changes are sent through `pool`.
+    pub(crate) fn new(backend: Backend, url: &str, pool: &AnyPool) -> Changes {
         let (sender, _) = broadcast::channel(CAPACITY);
-        let listen_url = (backend == Backend::Postgres).then(|| url.to_owned());
-        Changes { inner: Arc::new(Inner { backend, listen_url, sender, listener: Mutex::new(None) }) }
+        let postgres = backend == Backend::Postgres;
+        let listen_url = postgres.then(|| url.to_owned());
+        let outbox = postgres.then(|| Outbox::new(pool.clone()));
+        Changes { inner: Arc::new(Inner { backend, listen_url, sender, listener: Mutex::new(None), outbox }) }
     }
 
     /// A receiver of every change from now on. On Postgres the first call starts this process's listener (inside
@@ -103,16 +111,25 @@ impl Changes {
         receiver
     }
 
-    /// After the commit of a write that announced `change`: wakes this process's subscribers. Only SQLite needs
-    /// this; on Postgres the listener hears the transaction's own notification, so this does nothing.
+    /// After the commit of a write that changed what `change` names: tells the subscribers. On SQLite it wakes this
+    /// process's subscribers at once; on Postgres it sends the change to every node's listener (this one's too),
+    /// soon after, from a task of the current tokio runtime ([`outbox`]).
     pub fn committed(&self, change: Change) {
-        if self.inner.backend == Backend::Sqlite {
-            let _ = self.inner.sender.send(change);
+        match &self.inner.outbox {
+            None => {
+                let _ = self.inner.sender.send(change);
+            }
+            Some(outbox) => {
+                if let Some(line) = change.line() {
+                    outbox.post(line);
+                }
+            }
         }
     }
 
     /// How often a subscriber should re-read anyway: often on SQLite (other processes' writes are only seen this
-    /// way), rarely on Postgres (only a notification lost with a dropped listener connection needs it).
+    /// way), rarely on Postgres (only a notification lost with a dropped listener connection, or with a process that
+    /// died between a commit and its notification, needs it).
     pub fn fallback_poll(&self) -> Duration {
         match self.inner.backend {
             Backend::Sqlite => Duration::from_secs(1),
@@ -120,48 +137,20 @@ impl Changes {
         }
     }
 
-    /// Stops the listener (the database is closing).
-    pub(crate) fn stop(&self) {
+    /// Stops the listener and sends what is still to be sent (the database is closing).
+    pub(crate) async fn stop(&self) {
         let listener = self.inner.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(task) = listener {
             task.abort();
         }
+        if let Some(outbox) = &self.inner.outbox {
+            outbox.flush().await;
+        }
     }
 }
 
-/// Inside the write transaction `conn` that appended events of run `run_id`: on Postgres, notifies every node of
-/// its tree (by the root's id) when the transaction commits. Nothing on SQLite.
-pub(crate) async fn announce_run(conn: &mut AnyConnection, run_id: &str) -> Result<(), sqlx::Error> {
-    if Backend::of(conn) != Backend::Postgres {
-        return Ok(());
-    }
-    // `::text`: the driver cannot read pg_notify's `void` result.
-    sqlx::query("SELECT pg_notify($1, 'run:' || root_run_id)::text FROM workflow_runs WHERE id = $2")
-        .bind(CHANNEL)
-        .bind(run_id)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
-/// Inside a write transaction `conn` that changes what `change` names: on Postgres, notifies every node when the
-/// transaction commits. Nothing on SQLite.
-pub(crate) async fn announce(conn: &mut AnyConnection, change: &Change) -> Result<(), sqlx::Error> {
-    let Some((channel, payload)) = notification(change) else { return Ok(()) };
-    if Backend::of(conn) != Backend::Postgres {
-        return Ok(());
-    }
-    sqlx::query("SELECT pg_notify($1, $2)::text").bind(channel).bind(payload).execute(conn).await?;
-    Ok(())
-}
-
-/// The channel and payload of the Postgres notification that announces `change` (`None` for [`Change::Unknown`]),
-/// for a statement that sends it itself (`pg_notify(channel, payload)`).
-pub(crate) fn notification(change: &Change) -> Option<(&'static str, String)> {
-    change.payload().map(|payload| (CHANNEL, payload))
-}
-
-/// The Postgres listener: LISTEN on [`CHANNEL`] and forward each notification to `sender`, reconnecting forever.
+/// The Postgres listener: LISTEN on [`CHANNEL`] and forward each change of each notification to `sender`,
+/// reconnecting forever.
 async fn listen(url: String, sender: broadcast::Sender<Change>) {
     loop {
         match PgListener::connect(&url).await {
@@ -171,7 +160,9 @@ async fn listen(url: String, sender: broadcast::Sender<Change>) {
                     loop {
                         match listener.try_recv().await {
                             Ok(Some(notification)) => {
-                                let _ = sender.send(Change::parse(notification.payload()));
+                                for line in notification.payload().lines() {
+                                    let _ = sender.send(Change::parse(line));
+                                }
                             }
                             // The connection dropped and was re-established (LISTEN included): notifications sent
                             // in between are lost.
@@ -200,31 +191,27 @@ mod tests {
     use crate::testing::TestStore;
 
     #[test]
-    fn payloads_round_trip_and_anything_else_is_unknown() {
+    fn lines_round_trip_and_anything_else_is_unknown() {
         for change in [Change::Run("r1".into()), Change::Item("i1".into())] {
-            assert_eq!(Change::parse(&change.payload().unwrap()), change);
+            assert_eq!(Change::parse(&change.line().unwrap()), change);
         }
-        assert_eq!(Change::Unknown.payload(), None);
+        assert_eq!(Change::Unknown.line(), None);
         assert_eq!(Change::parse("board"), Change::Unknown);
         assert_eq!(Change::parse("space:s1"), Change::Unknown);
     }
 
     #[tokio::test]
-    async fn on_sqlite_a_commit_wakes_this_process_and_announcing_writes_nothing() {
+    async fn on_sqlite_a_commit_wakes_this_process_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&Store::default_url(dir.path())).await.unwrap();
         let mut receiver = store.changes().subscribe();
-        let mut tx = store.begin_write().await.unwrap();
-        announce(&mut tx, &Change::Item("i1".into())).await.unwrap();
-        announce_run(&mut tx, "r1").await.unwrap();
-        tx.commit().await.unwrap();
         store.changes().committed(Change::Run("r1".into()));
-        assert_eq!(receiver.recv().await.unwrap(), Change::Run("r1".into()));
-        assert!(receiver.try_recv().is_err(), "announcing inside the transaction sent nothing on SQLite");
+        assert_eq!(receiver.try_recv().unwrap(), Change::Run("r1".into()));
+        store.close().await;
     }
 
     #[tokio::test]
-    async fn on_postgres_a_committed_announcement_reaches_the_listener_and_a_rolled_back_one_does_not() {
+    async fn on_postgres_every_committed_change_reaches_the_listener_however_many_come_at_once() {
         let test = TestStore::new().await;
         let store = &test.store;
         if store.backend() != Backend::Postgres {
@@ -233,20 +220,34 @@ mod tests {
         let mut receiver = store.changes().subscribe();
         assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
 
-        let mut tx = store.begin_write().await.unwrap();
-        announce(&mut tx, &Change::Item("lost".into())).await.unwrap();
-        tx.rollback().await.unwrap();
-        let mut tx = store.begin_write().await.unwrap();
-        announce(&mut tx, &Change::Item("i1".into())).await.unwrap();
-        announce(&mut tx, &Change::Item("i1".into())).await.unwrap();
-        tx.commit().await.unwrap();
         store.changes().committed(Change::Item("i1".into()));
-        assert_eq!(receiver.recv().await.unwrap(), Change::Item("i1".into()), "only the committed one, once");
-
-        let mut tx = store.begin_write().await.unwrap();
-        announce(&mut tx, &Change::Run("r2".into())).await.unwrap();
-        tx.commit().await.unwrap();
-        assert_eq!(receiver.recv().await.unwrap(), Change::Run("r2".into()));
+        assert_eq!(receiver.recv().await.unwrap(), Change::Item("i1".into()));
+        // A burst (of fewer changes than a subscriber may fall behind): sent in as few notifications as fit.
+        let burst: Vec<Change> = (0..500).map(|i| Change::Item(format!("wi_{i:040}"))).collect();
+        for change in burst.iter().chain(&burst) {
+            store.changes().committed(change.clone());
+        }
+        store.changes().committed(Change::Run("r2".into()));
+        let mut heard = std::collections::HashSet::new();
+        while !heard.contains(&Change::Run("r2".into())) {
+            heard.insert(receiver.recv().await.unwrap());
+        }
+        assert!(burst.iter().all(|change| heard.contains(change)), "every change of the burst was heard");
         store.close().await;
+    }
+
+    #[tokio::test]
+    async fn on_postgres_what_a_closing_store_had_still_to_send_is_sent() {
+        let test = TestStore::new().await;
+        if test.store.backend() != Backend::Postgres {
+            return;
+        }
+        let other = Store::open(&test.url).await.unwrap();
+        let mut receiver = other.changes().subscribe();
+        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown);
+        test.store.changes().committed(Change::Run("last".into()));
+        test.store.close().await;
+        assert_eq!(receiver.recv().await.unwrap(), Change::Run("last".into()), "heard by another process's store");
+        other.close().await;
     }
 }

@@ -158,7 +158,8 @@ impl Store {
             Backend::Sqlite => Some(Writer::connect(&options).await.map_err(connect)?),
             Backend::Postgres => None,
         };
-        Ok(Store { pool, backend, changes: Changes::new(backend, url), writer })
+        let changes = Changes::new(backend, url, &pool);
+        Ok(Store { pool, backend, changes, writer })
     }
 
     /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
@@ -223,9 +224,10 @@ impl Store {
         &self.changes
     }
 
-    /// Closes every connection (waits for the ones in use to be returned) and stops the changes listener.
+    /// Sends the changes still to be sent, stops the changes listener and closes every connection (waits for the ones
+    /// in use to be returned).
     pub async fn close(&self) {
-        self.changes.stop();
+        self.changes.stop().await;
         if let Some(writer) = &self.writer {
             writer.close().await;
         }

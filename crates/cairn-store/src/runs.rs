@@ -399,9 +399,9 @@ pub async fn renew_lease(conn: &mut Connection, run_id: &str, pid: i64, until: i
     Ok(done.rows_affected() == 1)
 }
 
-/// Appends an event to a run's log; `seq` is the run version the event produced. On Postgres every node hears of it
-/// when the transaction commits ([`changes`](crate::changes)). Each is logged (`run event`: run, seq and type, never
-/// its data, which holds the run's inputs and outputs).
+/// Appends an event to a run's log; `seq` is the run version the event produced. After the commit, tell the changes
+/// feed ([`Changes::committed`](crate::changes::Changes::committed)). Each is logged (`run event`: run, seq and
+/// type, never its data, which holds the run's inputs and outputs).
 pub async fn append_event(
     conn: &mut Connection,
     run_id: &str,
@@ -419,7 +419,6 @@ pub async fn append_event(
         .execute(&mut *conn)
         .await?;
     tracing::info!(run_id, seq, event = kind, "run event");
-    crate::changes::announce_run(conn, run_id).await?;
     Ok(())
 }
 

@@ -5,7 +5,6 @@ use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
 use crate::batch::{Batch, Value};
-use crate::changes::Change;
 #[cfg(doc)]
 use crate::Store;
 use crate::Error;
@@ -192,7 +191,6 @@ pub fn insert_item(row: &ItemRow, created: &EventRow) -> Batch {
     let mut batch = Batch::new();
     insert_statement(&mut batch, row);
     event_statement(&mut batch, created);
-    batch.announce(Change::Item(row.id.clone()));
     batch.one_snapshot();
     batch
 }
@@ -239,7 +237,6 @@ pub fn replace_item(row: &ItemRow, expected_version: i64, events: &[EventRow]) -
     for event in events {
         event_statement(&mut batch, event);
     }
-    batch.announce(Change::Item(row.id.clone()));
     // Each entry is numbered after the highest before it: a second one reads the first's write.
     if events.len() <= 1 {
         batch.one_snapshot();
