@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The PostgreSQL side of a claim, without cairn: pgbench runs an item change the two ways the store can send it —
-# statement by statement in a transaction (BEGIN, the compare-and-swap UPDATE, the event INSERT … SELECT, pg_notify,
-# COMMIT) and as one statement of data-modifying WITH queries (Batch::one_snapshot) — on tables of the shape of
-# work_items and work_events, alternately, and prints each run's transactions per second.
+# The PostgreSQL side of a claim, without cairn: pgbench runs an item change the ways the store has sent it, on tables
+# of the shape of work_items and work_events, alternately, and prints each run's transactions per second:
+#
+#   statements     BEGIN, the compare-and-swap UPDATE, the event INSERT … SELECT, pg_notify, COMMIT
+#   notify_inside  one statement of data-modifying WITH queries (Batch::one_snapshot), pg_notify written in
+#   one_statement  that statement without the notification, which the store now sends after the commit, gathered
+#   notify_after   that statement, then a pg_notify of its own for each change (the most the notifications cost)
 #
 #   bash benches/postgres/claim.sh ADMIN_URL [ROUNDS] [SECONDS]
 #
@@ -31,7 +34,7 @@ INSERT INTO work_items SELECT 'wi_' || g, 'acc', 'open', NULL, 0, 0 FROM generat
 INSERT INTO work_events SELECT 'wi_' || g, 1, 0, 'seed', 'created', '{}' FROM generate_series(1, 20000) g;
 SQL
 for round in $(seq 1 "$rounds"); do
-  for way in statements one_statement; do
+  for way in statements notify_inside one_statement notify_after; do
     tps=$("$pgbench" -n -M prepared -c 8 -j 2 -T "$seconds" -f "$here/$way.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
     echo "round $round, $way: $tps transactions/s"
   done

@@ -1,4 +1,5 @@
--- The same item change as one statement, as Batch::one_snapshot sends it (claim.sh).
+-- An item change as one statement, as Batch::one_snapshot sends it (claim.sh); its notification goes after the
+-- commit, gathered with others (notify_after.sql sends one per change, the most it can cost).
 \set n random(1, 20000)
 WITH s0 AS (UPDATE work_items SET state = 'claimed', claimant = 'w', updated_at = 1, version = version + 1
              WHERE id = 'wi_' || CAST(:n AS text) AND account_id = 'acc'
@@ -7,7 +8,5 @@ WITH s0 AS (UPDATE work_items SET state = 'claimed', claimant = 'w', updated_at 
              SELECT 'wi_' || CAST(:n AS text),
                     (SELECT COALESCE(MAX(seq), 0) + 1 FROM work_events WHERE item_id = 'wi_' || CAST(:n AS text)),
                     1, 'w', 'claimed', '{}'
-             WHERE EXISTS (SELECT 1 FROM s0) RETURNING 1),
-     n0 AS (SELECT pg_notify('cairn_changes', 'item' || chr(58) || 'wi_' || CAST(:n AS text))
-             WHERE EXISTS (SELECT 1 FROM s0) OR EXISTS (SELECT 1 FROM s1))
-SELECT (SELECT count(*) FROM s0), (SELECT count(*) FROM s1), (SELECT count(*) FROM n0);
+             WHERE EXISTS (SELECT 1 FROM s0) RETURNING 1)
+SELECT (SELECT count(*) FROM s0), (SELECT count(*) FROM s1);

@@ -6,16 +6,18 @@
 //! [`Changes::fallback_poll`] to see other processes' writes. On Postgres the change is sent to every node as a
 //! `pg_notify` on the `cairn_changes` channel, soon after the commit ([`outbox`]); one listener per process (started
 //! by the first subscriber, reconnecting) fans the notifications out through a tokio broadcast channel, this
-//! process's own included.
+//! process's own included. A revoked token is announced inside the revoking transaction instead ([`announce`]), so
+//! no node can miss it: caches of tokens ([`Changes::listening`]) rest on that.
 //!
 //! A [`Change`] only says where to look; subscribers re-read the database, so a duplicate or spurious change costs a
 //! query and never shows anything wrong. [`Change::Unknown`] means changes may have been missed (the listener
 //! (re)connected, or a subscriber fell behind): re-read everything watched, forget everything cached.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool};
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
@@ -40,16 +42,20 @@ pub enum Change {
     Run(String),
     /// The event log of a work item grew; the item's id.
     Item(String),
+    /// A token was revoked; its id.
+    Token(String),
     /// Changes may have been missed: re-read everything watched.
     Unknown,
 }
 
 impl Change {
-    /// The line that stands for it in a notification: `run:<id>` or `item:<id>` (`Unknown` is never sent).
+    /// The line that stands for it in a notification: `run:<id>`, `item:<id>` or `token:<id>` (`Unknown` is never
+    /// sent).
     fn line(&self) -> Option<String> {
         match self {
             Change::Run(id) => Some(format!("run:{id}")),
             Change::Item(id) => Some(format!("item:{id}")),
+            Change::Token(id) => Some(format!("token:{id}")),
             Change::Unknown => None,
         }
     }
@@ -59,6 +65,7 @@ impl Change {
         match line.split_once(':') {
             Some(("run", id)) => Change::Run(id.to_owned()),
             Some(("item", id)) => Change::Item(id.to_owned()),
+            Some(("token", id)) => Change::Token(id.to_owned()),
             _ => Change::Unknown,
         }
     }
@@ -77,6 +84,8 @@ struct Inner {
     sender: broadcast::Sender<Change>,
     /// The Postgres listener task, once a subscriber started it.
     listener: Mutex<Option<JoinHandle<()>>>,
+    /// The listener's connection: 0 while it has none, else a number that grows with each connection it listens on.
+    listening: Arc<AtomicU64>,
     /// What sends this process's changes to every node (`None` on SQLite).
     outbox: Option<Outbox>,
 }
@@ -94,7 +103,8 @@ impl Changes {
         let postgres = backend == Backend::Postgres;
         let listen_url = postgres.then(|| url.to_owned());
         let outbox = postgres.then(|| Outbox::new(pool.clone()));
-        Changes { inner: Arc::new(Inner { backend, listen_url, sender, listener: Mutex::new(None), outbox }) }
+        let listening = Arc::new(AtomicU64::new(0));
+        Changes { inner: Arc::new(Inner { backend, listen_url, sender, listener: Mutex::new(None), listening, outbox }) }
     }
 
     /// A receiver of every change from now on. On Postgres the first call starts this process's listener (inside
@@ -105,7 +115,8 @@ impl Changes {
         if let Some(url) = &self.inner.listen_url {
             let mut listener = self.inner.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             if listener.is_none() {
-                *listener = Some(tokio::spawn(listen(url.clone(), self.inner.sender.clone())));
+                let listening = self.inner.listening.clone();
+                *listener = Some(tokio::spawn(listen(url.clone(), self.inner.sender.clone(), listening)));
             }
         }
         receiver
@@ -127,6 +138,14 @@ impl Changes {
         }
     }
 
+    /// On Postgres while the listener is connected: which connection it listens on (the number changes when it
+    /// reconnects, and notifications may have been lost in between). `None` while it is not (or on SQLite, where
+    /// other processes' changes are not heard at all). A cache of what the feed announces is sound only while this
+    /// stays the same, and after it has received every change made since the number was first read.
+    pub fn listening(&self) -> Option<u64> {
+        Some(self.inner.listening.load(Ordering::Acquire)).filter(|&connection| connection != 0)
+    }
+
     /// How often a subscriber should re-read anyway: often on SQLite (other processes' writes are only seen this
     /// way), rarely on Postgres (only a notification lost with a dropped listener connection, or with a process that
     /// died between a commit and its notification, needs it).
@@ -142,6 +161,7 @@ impl Changes {
         let listener = self.inner.listener.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
         if let Some(task) = listener {
             task.abort();
+            self.inner.listening.store(0, Ordering::Release);
         }
         if let Some(outbox) = &self.inner.outbox {
             outbox.flush().await;
@@ -149,13 +169,29 @@ impl Changes {
     }
 }
 
+/// Inside a write transaction `conn` that makes `change`: on Postgres, notifies every node when (and only if) the
+/// transaction commits. For changes no node may miss (a revoked token), where the serialized commit costs nothing
+/// that matters; call [`Changes::committed`] after the commit too (SQLite's subscribers). Nothing on SQLite.
+pub(crate) async fn announce(conn: &mut AnyConnection, change: &Change) -> Result<(), sqlx::Error> {
+    let Some(line) = change.line() else { return Ok(()) };
+    if Backend::of(conn) != Backend::Postgres {
+        return Ok(());
+    }
+    // `::text`: the driver cannot read pg_notify's `void` result.
+    sqlx::query("SELECT pg_notify($1, $2)::text").bind(CHANNEL).bind(line).execute(conn).await?;
+    Ok(())
+}
+
 /// The Postgres listener: LISTEN on [`CHANNEL`] and forward each change of each notification to `sender`,
-/// reconnecting forever.
-async fn listen(url: String, sender: broadcast::Sender<Change>) {
+/// reconnecting forever; `listening` numbers its connections (0 while it has none).
+async fn listen(url: String, sender: broadcast::Sender<Change>, listening: Arc<AtomicU64>) {
+    let mut connection = 0;
     loop {
         match PgListener::connect(&url).await {
             Ok(mut listener) => match listener.listen(CHANNEL).await {
                 Ok(()) => {
+                    connection += 1;
+                    listening.store(connection, Ordering::Release);
                     let _ = sender.send(Change::Unknown);
                     loop {
                         match listener.try_recv().await {
@@ -167,9 +203,12 @@ async fn listen(url: String, sender: broadcast::Sender<Change>) {
                             // The connection dropped and was re-established (LISTEN included): notifications sent
                             // in between are lost.
                             Ok(None) => {
+                                connection += 1;
+                                listening.store(connection, Ordering::Release);
                                 let _ = sender.send(Change::Unknown);
                             }
                             Err(error) => {
+                                listening.store(0, Ordering::Release);
                                 tracing::warn!("the changes listener lost the database: {error}");
                                 break;
                             }
@@ -192,7 +231,7 @@ mod tests {
 
     #[test]
     fn lines_round_trip_and_anything_else_is_unknown() {
-        for change in [Change::Run("r1".into()), Change::Item("i1".into())] {
+        for change in [Change::Run("r1".into()), Change::Item("i1".into()), Change::Token("tok_1".into())] {
             assert_eq!(Change::parse(&change.line().unwrap()), change);
         }
         assert_eq!(Change::Unknown.line(), None);

@@ -8,6 +8,7 @@
 //! | `cairn_http_responses_total` | counter | `method`, `route` (the access table's pattern), `status` |
 //! | `cairn_http_request_duration_seconds` | histogram | `method`, `route` |
 //! | `cairn_work_claims_total` | counter | `outcome` (`claimed`, `unchanged`, `conflict`, or another error code) |
+//! | `cairn_token_lookups_total` | counter | `source` (`cache`, `database`) |
 //! | `cairn_runs` | gauge | `status` (runs in the database, counted when `/metrics` is read) |
 //! | `cairn_db_pool_connections` | gauge | `state` (`idle`, `in_use`), read when `/metrics` is read |
 //! | `cairn_model_calls_total` | counter | `provider`, `model`, `outcome` |
@@ -31,6 +32,8 @@ pub const HTTP_RESPONSES: &str = "cairn_http_responses_total";
 pub const HTTP_REQUEST_DURATION: &str = "cairn_http_request_duration_seconds";
 /// Work item claims by outcome.
 pub const WORK_CLAIMS: &str = "cairn_work_claims_total";
+/// Bearer tokens looked up, by where they were read from.
+pub const TOKEN_LOOKUPS: &str = "cairn_token_lookups_total";
 /// Runs in the database by status.
 pub const RUNS: &str = "cairn_runs";
 /// Database pool connections by state.
@@ -96,6 +99,7 @@ fn describe() {
     describe_counter!(HTTP_RESPONSES, "HTTP answers, by method, route (the access table's pattern) and status.");
     describe_histogram!(HTTP_REQUEST_DURATION, metrics::Unit::Seconds, "How long HTTP requests take until the answer's head.");
     describe_counter!(WORK_CLAIMS, "Work item claims, by outcome (claimed, unchanged, conflict, or an error code).");
+    describe_counter!(TOKEN_LOOKUPS, "Bearer tokens looked up, by where they were read from (cache, database).");
     describe_gauge!(RUNS, "Roscoe runs in the database, by status.");
     describe_gauge!(DB_POOL_CONNECTIONS, "Database pool connections, by state (idle, in_use).");
     describe_counter!(MODEL_CALLS, "Model calls, by provider, model and outcome.");
@@ -121,6 +125,11 @@ pub fn http_response(method: &str, route: &'static str, status: u16, elapsed: Du
 /// One work item claim with `outcome`.
 pub fn work_claim(outcome: &'static str) {
     counter!(WORK_CLAIMS, "outcome" => outcome).increment(1);
+}
+
+/// A bearer token was looked up in `source` (`cache` or `database`).
+pub fn token_lookup(source: &'static str) {
+    counter!(TOKEN_LOOKUPS, "source" => source).increment(1);
 }
 
 /// `count` runs have `status` now.

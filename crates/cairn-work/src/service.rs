@@ -16,6 +16,7 @@ mod evidence;
 mod items;
 mod owners;
 mod signins;
+mod token_cache;
 
 use std::sync::Arc;
 
@@ -43,12 +44,13 @@ const ATTEMPTS: usize = 8;
 pub struct Service {
     store: Store,
     page_key: Arc<OnceCell<PageKey>>,
+    tokens: Arc<token_cache::TokenCache>,
 }
 
 impl Service {
     /// The facade over `store`.
     pub fn new(store: Store) -> Service {
-        Service { store, page_key: Arc::new(OnceCell::new()) }
+        Service { store, page_key: Arc::new(OnceCell::new()), tokens: Arc::default() }
     }
 
     /// The page-token key every process sharing the database uses (made by the first to need it, then cached).

@@ -93,7 +93,7 @@ impl TreeWatcher {
                 received = self.changes.recv() => match received {
                     Ok(Change::Run(root)) if self.root.as_ref().is_none_or(|mine| *mine == root) => return,
                     Ok(Change::Unknown) | Err(RecvError::Lagged(_)) => return,
-                    Ok(Change::Run(_) | Change::Item(_)) => {}
+                    Ok(Change::Run(_) | Change::Item(_) | Change::Token(_)) => {}
                     // The feed outlives every watcher; should it end, the fallback poll still wakes us.
                     Err(RecvError::Closed) => return (&mut fallback).await,
                 },

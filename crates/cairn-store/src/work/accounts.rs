@@ -5,7 +5,8 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
-use crate::Error;
+use crate::changes::{self, Change};
+use crate::{Backend, Error, Store};
 
 /// A principal, as [`principal`] reads it.
 macro_rules! principal_select {
@@ -304,14 +305,24 @@ fn token_and_principal(row: &AnyRow) -> Result<(TokenRow, PrincipalRow), Error> 
     Ok((token, principal))
 }
 
-/// Revokes token `id` at `now`; false when there is no such token or it was already revoked.
-pub async fn revoke_token<'e, E: Executor<'e, Database = Any>>(db: E, id: &str, now: i64) -> Result<bool, Error> {
+/// Revokes token `id` at `now`, announcing [`Change::Token`] on the changes feed (on Postgres inside the transaction,
+/// so every node hears of it exactly when it commits); false when there is no such token or it was already revoked.
+pub async fn revoke_token(store: &Store, id: &str, now: i64) -> Result<bool, Error> {
+    let mut tx = store.begin_write().await?;
     let done = sqlx::query("UPDATE work_tokens SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
         .bind(now)
         .bind(id)
-        .execute(db)
+        .execute(&mut *tx)
         .await?;
-    Ok(done.rows_affected() == 1)
+    let revoked = done.rows_affected() == 1;
+    if revoked {
+        changes::announce(&mut tx, &Change::Token(id.to_owned())).await?;
+    }
+    tx.commit().await?;
+    if revoked && store.backend() == Backend::Sqlite {
+        store.changes().committed(Change::Token(id.to_owned()));
+    }
+    Ok(revoked)
 }
 
 /// Records that token `id` was used at `now`, unless that was already recorded within `granularity` ms (so busy

@@ -199,7 +199,9 @@ impl Service {
 
     /// Revokes a token; false when there is no such token or it was revoked before.
     pub async fn revoke_token(&self, token_id: &str) -> Result<bool, Error> {
-        Ok(accounts::revoke_token(self.store.pool(), token_id.trim(), now_ms()).await?)
+        let revoked = accounts::revoke_token(&self.store, token_id.trim(), now_ms()).await?;
+        self.tokens.forget(token_id.trim());
+        Ok(revoked)
     }
 
     /// Lets principal `principal_id` use account `account_id` as `owner`, `member` or `reader`.
@@ -214,10 +216,26 @@ impl Service {
         Ok(())
     }
 
-    /// The caller a bearer token speaks for; `None` when the token is malformed, unknown, expired or revoked.
+    /// The caller a bearer token speaks for; `None` when the token is malformed, unknown, expired or revoked. On
+    /// Postgres the token is read from this process's cache of tokens when it may be ([`token_cache`]).
+    ///
+    /// [`token_cache`]: super::token_cache
     pub async fn authenticate(&self, bearer: &str) -> Result<Option<Caller>, Error> {
         let Some((token_id, secret)) = auth::split_bearer(bearer.trim()) else { return Ok(None) };
-        let Some((token, principal)) = accounts::get_token(self.store.pool(), &token_id).await? else { return Ok(None) };
+        let (token, principal) = match self.tokens.get(&self.store, &token_id) {
+            Ok(found) => {
+                cairn_telemetry::metrics::token_lookup("cache");
+                found
+            }
+            Err(ticket) => {
+                cairn_telemetry::metrics::token_lookup("database");
+                let Some(found) = accounts::get_token(self.store.pool(), &token_id).await? else { return Ok(None) };
+                if let Some(ticket) = ticket {
+                    self.tokens.keep(ticket, &found);
+                }
+                found
+            }
+        };
         if !auth::secret_matches(secret, &token.secret_hash) {
             return Ok(None);
         }
@@ -232,6 +250,7 @@ impl Service {
         }
         if token.last_used_at.is_none_or(|at| at < now - LAST_USED_GRANULARITY) {
             accounts::touch_token(self.store.pool(), &token.id, now, LAST_USED_GRANULARITY).await?;
+            self.tokens.used(&token.id, now);
         }
         let scopes = token.scopes.split_whitespace().filter_map(|s| Scope::parse(s).ok()).collect();
         Ok(Some(Caller {

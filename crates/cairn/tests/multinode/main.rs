@@ -2,7 +2,8 @@
 //! claims, step answers, document updates and evidence stay exactly-once across nodes (`claims.rs`, `steps.rs`,
 //! `records.rs`), a run advanced through one node
 //! streams to another node's SSE clients (`live.rs`), a node killed mid-load loses no acknowledged write
-//! (`crash.rs`), and a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`).
+//! (`crash.rs`), a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`), and
+//! a token revoked anywhere is refused by every node that had it cached (`tokens.rs`).
 //!
 //! The database is a fresh Postgres database per test when `CAIRN_TEST_POSTGRES_URL` is set. Without it the
 //! Postgres-only tests print a notice and pass (several nodes on SQLite is not the deployment), and `live.rs` and
@@ -22,3 +23,4 @@ mod records;
 mod sessions;
 mod steps;
 mod support;
+mod tokens;

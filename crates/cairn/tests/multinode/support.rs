@@ -83,16 +83,21 @@ impl Cluster {
 
     /// A work token of the local account with every scope; its bearer secret.
     pub async fn bearer(&self) -> String {
-        let output = self
-            .command("admin")
-            .args(["work", "token", "create", "--principal", "swarm", "--kind", "agent", "--scopes", ALL_SCOPES])
-            .stdin(Stdio::null())
-            .output()
-            .await
-            .unwrap();
-        assert!(output.status.success(), "token create: {}", String::from_utf8_lossy(&output.stderr));
-        let token: Value = serde_json::from_slice(&output.stdout).unwrap();
-        token["token"].as_str().unwrap().to_owned()
+        self.token(ALL_SCOPES).await["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A work token of the local account with `scopes`, as `cairn work token create` prints it (`token`,
+    /// `token_id`, …).
+    pub async fn token(&self, scopes: &str) -> Value {
+        let output = self.admin(&["token", "create", "--principal", "swarm", "--kind", "agent", "--scopes", scopes]).await;
+        serde_json::from_slice(&output).unwrap()
+    }
+
+    /// `cairn work ARGS` on the cluster's database (from a home of its own, as an operator's shell); its output.
+    pub async fn admin(&self, args: &[&str]) -> Vec<u8> {
+        let output = self.command("admin").arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
+        assert!(output.status.success(), "work {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        output.stdout
     }
 }
 

@@ -97,6 +97,11 @@ impl Env {
         self.served.as_ref().unwrap()
     }
 
+    /// Whether the database is PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.database.is_postgres()
+    }
+
     /// Another `cairn serve` process on the same database.
     pub async fn second_server(&self) -> Served {
         let mut cmd = self.command();
