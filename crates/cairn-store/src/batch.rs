@@ -367,6 +367,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_write_on_the_connection_that_read_goes_through_in_one_statement_or_in_a_transaction() {
+        let test = TestStore::new().await;
+        for (table, one) in [("batch_rs", false), ("batch_ro", true)] {
+            table_of(&test, table).await;
+            let sql = format!("SELECT n FROM {table} WHERE k = 'item'");
+            let read = || async {
+                let mut conn = test.store.read().await.unwrap();
+                let n: i64 = sqlx::query(AssertSqlSafe(sql.clone())).fetch_one(&mut *conn).await.unwrap().get("n");
+                (conn, n)
+            };
+            let (conn, n) = read().await;
+            assert_eq!(test.store.write_on(conn, swap(table, n, "won", one)).await.unwrap(), vec![1, 1, 1]);
+            let (conn, _) = read().await;
+            assert_eq!(test.store.write_on(conn, swap(table, n, "lost", one)).await.unwrap(), vec![0, 0, 0]);
+            let (conn, n) = read().await;
+            assert!(test.store.write_on(conn, swap(table, n, "won", one)).await.is_err(), "{table}: the key is taken");
+            let keys: Vec<String> = rows(&test, table).await.into_iter().map(|(k, _, _)| k).collect();
+            assert_eq!(keys, vec!["item", "won", "won+"], "{table}: the failed write left nothing");
+            assert_eq!(rows(&test, table).await[0].1, 1, "{table}");
+        }
+    }
+
+    #[tokio::test]
     async fn a_failing_write_changes_nothing_and_the_next_write_goes_through() {
         let test = TestStore::new().await;
         table(&test, "batch_u").await;

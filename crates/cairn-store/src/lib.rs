@@ -34,7 +34,8 @@ use std::path::Path;
 use std::str::FromStr;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::AnyPool;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyPool};
 
 use crate::batch::Batch;
 use crate::changes::Changes;
@@ -209,9 +210,23 @@ impl Store {
     pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, Error> {
         match &self.writer {
             Some(writer) => Ok(writer.write(batch).await?),
-            None if batch.is_one_snapshot() => batch.run(&mut *self.pool.acquire().await?).await,
+            None => self.write_on(self.pool.acquire().await?, batch).await,
+        }
+    }
+
+    /// [`Store::write`], on Postgres on `conn`: a connection of this store's pool ([`Store::read`]) that read what
+    /// decided the write, so that one connection serves both. (sqlx checks every connection returned to its pool
+    /// with a round trip of its own: one connection for the read and the write saves one.) On SQLite `conn` goes
+    /// back to the pool first and the batch to the writer, as [`Store::write`] sends it.
+    pub async fn write_on(&self, mut conn: PoolConnection<Any>, batch: Batch) -> Result<Vec<u64>, Error> {
+        match &self.writer {
+            Some(writer) => {
+                drop(conn);
+                Ok(writer.write(batch).await?)
+            }
+            None if batch.is_one_snapshot() => batch.run(&mut conn).await,
             None => {
-                let mut tx = self.begin_write().await?;
+                let mut tx = sqlx::Connection::begin(&mut *conn).await?;
                 let changed = batch.run(&mut tx).await?;
                 tx.commit().await?;
                 Ok(changed)

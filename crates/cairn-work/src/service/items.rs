@@ -2,6 +2,7 @@
 //! [`crate::item`] decide, and writes the new row with a compare-and-swap on its version plus its events, in one
 //! transaction and all or nothing; a lost race is retried from the read, so two claims can never both win.
 
+use cairn_store::batch::Batch;
 use cairn_store::changes::Change;
 use cairn_store::work::decisions;
 use cairn_store::work::items::{self, EventRow, ItemFilter, ItemRow};
@@ -275,30 +276,36 @@ impl Service {
         F: Fn(&ItemRow, i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error>,
     {
         let account = self.account_id(caller, account_id, true).await?;
-        for attempt in 0..ATTEMPTS {
-            // The first attempt reads and decides before it writes, and then writes the compare-and-swap and the log
-            // entries as one batch — on SQLite the write lock is held for a single hand-off — since most changes
-            // meet no other writer of their item, and a refusal or a repeat writes nothing at all. A retry reads
-            // inside a write transaction, where on SQLite nothing else can change the item.
-            let mut tx = if attempt == 0 { None } else { Some(self.store.begin_write().await?) };
-            let row = match &mut tx {
-                None => items::get_item(self.store.pool(), &account, item_id).await?,
-                Some(tx) => items::get_item(&mut **tx, &account, item_id).await?,
-            };
+        let decide = |row: Option<ItemRow>| -> Result<Decided, Error> {
             let row = row.ok_or_else(|| Error::not_found("work item", item_id))?;
-            let Some((new, events)) = change(&row, now_ms())? else {
-                return Ok((row, Vec::new()));
-            };
+            let Some((new, events)) = change(&row, now_ms())? else { return Ok(Decided::Unchanged(row)) };
             let kinds = events.iter().map(|(kind, _)| *kind).collect();
             let events: Vec<EventRow> =
                 events.into_iter().map(|entry| event(&new, caller, name, entry, new.updated_at)).collect();
             let write = items::replace_item(&new, row.version, &events);
-            let changed = match tx {
-                None => self.store.write(write).await?,
-                Some(mut tx) => {
-                    let changed = write.run(&mut tx).await?;
-                    tx.commit().await?;
-                    changed
+            Ok(Decided::Changed { new, kinds, write })
+        };
+        for attempt in 0..ATTEMPTS {
+            // The first attempt reads and decides before it writes, and then writes the compare-and-swap and the log
+            // entries as one batch — on SQLite the write lock is held for a single hand-off; on Postgres on the
+            // connection that read — since most changes meet no other writer of their item, and a refusal or a
+            // repeat writes nothing at all. A retry reads inside a write transaction, where on SQLite nothing else
+            // can change the item.
+            let (new, kinds, changed) = if attempt == 0 {
+                let mut conn = self.store.read().await?;
+                match decide(items::get_item(&mut *conn, &account, item_id).await?)? {
+                    Decided::Unchanged(row) => return Ok((row, Vec::new())),
+                    Decided::Changed { new, kinds, write } => (new, kinds, self.store.write_on(conn, write).await?),
+                }
+            } else {
+                let mut tx = self.store.begin_write().await?;
+                match decide(items::get_item(&mut *tx, &account, item_id).await?)? {
+                    Decided::Unchanged(row) => return Ok((row, Vec::new())),
+                    Decided::Changed { new, kinds, write } => {
+                        let changed = write.run(&mut tx).await?;
+                        tx.commit().await?;
+                        (new, kinds, changed)
+                    }
                 }
             };
             if changed.first() == Some(&1) {
@@ -308,6 +315,14 @@ impl Service {
         }
         Err(Error::Internal("the item kept changing while this change was made".into()))
     }
+}
+
+/// What a change makes of an item as read.
+enum Decided {
+    /// Nothing to write: the item as it is.
+    Unchanged(ItemRow),
+    /// The item as it becomes, the kinds of the events the change logs, and the write that stores both.
+    Changed { new: ItemRow, kinds: Vec<&'static str>, write: Batch },
 }
 
 /// An `item_id` argument, required.
