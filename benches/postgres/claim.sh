@@ -23,8 +23,9 @@ db=cairn_claim_bench
 url=${admin%/*}/$db
 export PGOPTIONS="-c client_min_messages=warning"
 
+scripts=$(mktemp -d)
+trap '"$psql" -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"; rm -rf "$scripts"' EXIT
 "$psql" -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
-trap '"$psql" -q "$admin" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"' EXIT
 "$psql" -q "$url" <<'SQL'
 CREATE TABLE work_items (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, state TEXT NOT NULL, claimant TEXT,
                          updated_at BIGINT NOT NULL, version BIGINT NOT NULL);
@@ -33,9 +34,14 @@ CREATE TABLE work_events (item_id TEXT NOT NULL REFERENCES work_items (id), seq 
 INSERT INTO work_items SELECT 'wi_' || g, 'acc', 'open', NULL, 0, 0 FROM generate_series(1, 20000) g;
 INSERT INTO work_events SELECT 'wi_' || g, 1, 0, 'seed', 'created', '{}' FROM generate_series(1, 20000) g;
 SQL
+# notify_after: one_statement.sql, then a notification of its own per change.
+cp "$here"/*.sql "$scripts"/
+{ cat "$here/one_statement.sql"
+  echo "SELECT pg_notify('cairn_changes', 'item' || chr(58) || 'wi_' || CAST(:n AS text));"
+} >"$scripts/notify_after.sql"
 for round in $(seq 1 "$rounds"); do
   for way in statements notify_inside one_statement notify_after; do
-    tps=$("$pgbench" -n -M prepared -c 8 -j 2 -T "$seconds" -f "$here/$way.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+    tps=$("$pgbench" -n -M prepared -c 8 -j 2 -T "$seconds" -f "$scripts/$way.sql" "$url" | sed -n 's/^tps = \([0-9.]*\).*/\1/p')
     echo "round $round, $way: $tps transactions/s"
   done
 done

@@ -1,5 +1,5 @@
 -- An item change as one statement, as Batch::one_snapshot sends it (claim.sh); its notification goes after the
--- commit, gathered with others (notify_after.sql sends one per change, the most it can cost).
+-- commit, gathered with others (claim.sh's notify_after sends one per change, the most it can cost).
 \set n random(1, 20000)
 WITH s0 AS (UPDATE work_items SET state = 'claimed', claimant = 'w', updated_at = 1, version = version + 1
              WHERE id = 'wi_' || CAST(:n AS text) AND account_id = 'acc'
