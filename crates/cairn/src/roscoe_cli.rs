@@ -111,14 +111,22 @@ pub enum RoscoeCommand {
 /// Runs a roscoe command.
 pub async fn run(args: RoscoeArgs) -> anyhow::Result<()> {
     let options = args.options;
-    match args.command {
-        RoscoeCommand::Mcp => mcp(options).await,
-        RoscoeCommand::Run(run) => run_cmd::run(&context::Ctx::open(&options).await?, run).await,
-        RoscoeCommand::Runs { command } => runs_cmd::run(&context::Ctx::open(&options).await?, command).await,
-        RoscoeCommand::Workflows { command } => workflows_cmd::run(&context::Ctx::open(&options).await?, command).await,
-        RoscoeCommand::Test(test) => test_cmd::run(&context::Ctx::open(&options).await?, test).await,
-        RoscoeCommand::Docs { command } => docs_cmd::run(&output::Output::new(&options), command),
-    }
+    let command = match args.command {
+        RoscoeCommand::Mcp => return mcp(options).await,
+        RoscoeCommand::Docs { command } => return docs_cmd::run(&output::Output::new(&options), command),
+        command => command,
+    };
+    let ctx = context::Ctx::open(&options).await?;
+    let result = match command {
+        RoscoeCommand::Run(run) => run_cmd::run(&ctx, run).await,
+        RoscoeCommand::Runs { command } => runs_cmd::run(&ctx, command).await,
+        RoscoeCommand::Workflows { command } => workflows_cmd::run(&ctx, command).await,
+        RoscoeCommand::Test(test) => test_cmd::run(&ctx, test).await,
+        RoscoeCommand::Mcp | RoscoeCommand::Docs { .. } => unreachable!("answered above"),
+    };
+    // On PostgreSQL, tells the other nodes of the changes not yet sent (the changes feed's outbox).
+    ctx.runs.store().close().await;
+    result
 }
 
 async fn mcp(options: GlobalOptions) -> anyhow::Result<()> {
@@ -140,6 +148,7 @@ async fn mcp(options: GlobalOptions) -> anyhow::Result<()> {
             Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
         }
     }
-    cairn_mcp::serve_stdio(RoscoeServer::new(service, runs)).await?;
-    Ok(())
+    let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone())).await;
+    runs.store().close().await;
+    Ok(served?)
 }
