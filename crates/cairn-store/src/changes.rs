@@ -30,6 +30,9 @@ use outbox::Outbox;
 
 /// The Postgres notification channel.
 const CHANNEL: &str = "cairn_changes";
+/// The statement that sends a notification: `$1` the channel, `$2` the payload. (`::text`: the driver cannot read
+/// pg_notify's `void` result.)
+const NOTIFY: &str = "SELECT pg_notify($1, $2)::text";
 /// How many changes a slow subscriber may fall behind before it is told [`Change::Unknown`].
 const CAPACITY: usize = 1024;
 /// How long the listener waits before connecting again after a failure.
@@ -138,6 +141,14 @@ impl Changes {
         }
     }
 
+    /// After the commit of a transaction that announced `change` itself ([`announce`]): wakes this process's
+    /// subscribers on SQLite. On Postgres the listeners hear the transaction's own notification, so this does nothing.
+    pub(crate) fn announced(&self, change: Change) {
+        if self.inner.outbox.is_none() {
+            let _ = self.inner.sender.send(change);
+        }
+    }
+
     /// On Postgres while the listener is connected: which connection it listens on (the number changes when it
     /// reconnects, and notifications may have been lost in between). `None` while it is not (or on SQLite, where
     /// other processes' changes are not heard at all). A cache of what the feed announces is sound only while this
@@ -171,14 +182,13 @@ impl Changes {
 
 /// Inside a write transaction `conn` that makes `change`: on Postgres, notifies every node when (and only if) the
 /// transaction commits. For changes no node may miss (a revoked token), where the serialized commit costs nothing
-/// that matters; call [`Changes::committed`] after the commit too (SQLite's subscribers). Nothing on SQLite.
+/// that matters; call [`Changes::announced`] after the commit (SQLite's subscribers). Nothing on SQLite.
 pub(crate) async fn announce(conn: &mut AnyConnection, change: &Change) -> Result<(), sqlx::Error> {
     let Some(line) = change.line() else { return Ok(()) };
     if Backend::of(conn) != Backend::Postgres {
         return Ok(());
     }
-    // `::text`: the driver cannot read pg_notify's `void` result.
-    sqlx::query("SELECT pg_notify($1, $2)::text").bind(CHANNEL).bind(line).execute(conn).await?;
+    sqlx::query(NOTIFY).bind(CHANNEL).bind(line).execute(conn).await?;
     Ok(())
 }
 
@@ -240,12 +250,40 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn on_sqlite_a_commit_wakes_this_process_at_once() {
+    async fn on_sqlite_a_commit_wakes_this_process_at_once_and_an_announcement_only_after_its_commit() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&Store::default_url(dir.path())).await.unwrap();
         let mut receiver = store.changes().subscribe();
         store.changes().committed(Change::Run("r1".into()));
         assert_eq!(receiver.try_recv().unwrap(), Change::Run("r1".into()));
+        let mut tx = store.begin_write().await.unwrap();
+        announce(&mut tx, &Change::Token("t1".into())).await.unwrap();
+        tx.commit().await.unwrap();
+        assert!(receiver.try_recv().is_err(), "announcing inside the transaction sends nothing on SQLite");
+        store.changes().announced(Change::Token("t1".into()));
+        assert_eq!(receiver.try_recv().unwrap(), Change::Token("t1".into()));
+        store.close().await;
+    }
+
+    #[tokio::test]
+    async fn on_postgres_an_announcement_is_heard_once_when_its_transaction_commits_and_never_if_it_rolls_back() {
+        let test = TestStore::new().await;
+        let store = &test.store;
+        if store.backend() != Backend::Postgres {
+            return;
+        }
+        let mut receiver = store.changes().subscribe();
+        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
+        let mut tx = store.begin_write().await.unwrap();
+        announce(&mut tx, &Change::Token("lost".into())).await.unwrap();
+        tx.rollback().await.unwrap();
+        let mut tx = store.begin_write().await.unwrap();
+        announce(&mut tx, &Change::Token("t1".into())).await.unwrap();
+        tx.commit().await.unwrap();
+        store.changes().announced(Change::Token("t1".into()));
+        store.changes().committed(Change::Run("after".into()));
+        assert_eq!(receiver.recv().await.unwrap(), Change::Token("t1".into()), "the committed one only");
+        assert_eq!(receiver.recv().await.unwrap(), Change::Run("after".into()), "and once");
         store.close().await;
     }
 

@@ -18,7 +18,7 @@ use sqlx::AnyPool;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::CHANNEL;
+use super::{CHANNEL, NOTIFY};
 
 /// The largest payload sent: Postgres refuses one of 8,000 bytes or more.
 const MAX_PAYLOAD: usize = 7_900;
@@ -71,8 +71,7 @@ async fn send_all(pool: AnyPool, mut receiver: mpsc::UnboundedReceiver<String>) 
             lines.push(line);
         }
         for payload in payloads(lines) {
-            // `::text`: the driver cannot read pg_notify's `void` result.
-            let sent = sqlx::query("SELECT pg_notify($1, $2)::text").bind(CHANNEL).bind(&payload).execute(&pool).await;
+            let sent = sqlx::query(NOTIFY).bind(CHANNEL).bind(&payload).execute(&pool).await;
             if let Err(error) = sent {
                 tracing::warn!("a change notification was not sent (other nodes see it on their next poll): {error}");
             }

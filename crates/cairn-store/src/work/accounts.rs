@@ -6,7 +6,7 @@ use sqlx::{Any, AssertSqlSafe, Executor, Row};
 
 use super::opt_i64;
 use crate::changes::{self, Change};
-use crate::{Backend, Error, Store};
+use crate::{Error, Store};
 
 /// A principal, as [`principal`] reads it.
 macro_rules! principal_select {
@@ -319,8 +319,8 @@ pub async fn revoke_token(store: &Store, id: &str, now: i64) -> Result<bool, Err
         changes::announce(&mut tx, &Change::Token(id.to_owned())).await?;
     }
     tx.commit().await?;
-    if revoked && store.backend() == Backend::Sqlite {
-        store.changes().committed(Change::Token(id.to_owned()));
+    if revoked {
+        store.changes().announced(Change::Token(id.to_owned()));
     }
     Ok(revoked)
 }
