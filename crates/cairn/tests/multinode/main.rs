@@ -19,6 +19,8 @@ mod crash;
 #[path = "../common/database.rs"]
 mod database;
 mod live;
+#[path = "../common/prometheus.rs"]
+mod prometheus;
 mod records;
 mod sessions;
 mod steps;

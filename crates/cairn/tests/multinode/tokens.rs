@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::cairn_serve::Served;
+use crate::prometheus;
 use crate::support::{ALL_SCOPES, Cluster};
 
 /// How long a node may take to hear of a revocation here: far more than the milliseconds it takes, far less than
@@ -69,14 +70,6 @@ async fn initialize(node: &Served, bearer: &str) -> u16 {
 async fn cache_lookups(node: &Served, scraper: &str) -> f64 {
     let response = reqwest::Client::new().get(node.url("/metrics")).bearer_auth(scraper).send().await.unwrap();
     assert_eq!(response.status(), 200);
-    let text = response.text().await.unwrap();
-    let metrics = prometheus_parse::Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text");
-    let cached = metrics.samples.iter().filter(|s| s.metric == "cairn_token_lookups_total");
-    cached
-        .filter(|s| s.labels.get("source") == Some("cache"))
-        .map(|s| match s.value {
-            prometheus_parse::Value::Counter(v) | prometheus_parse::Value::Untyped(v) => v,
-            _ => panic!("cairn_token_lookups_total is a counter"),
-        })
-        .sum()
+    let metrics = prometheus::parse(&response.text().await.unwrap());
+    prometheus::value(&metrics, "cairn_token_lookups_total", &[("source", "cache")])
 }

@@ -17,6 +17,8 @@ mod deploy_doc;
 mod endpoints;
 mod operations_doc;
 mod observability;
+#[path = "../common/prometheus.rs"]
+mod prometheus;
 mod shutdown;
 mod slow_clients;
 #[path = "../common/slow_connections.rs"]

@@ -7,25 +7,12 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use futures::future::join_all;
-use prometheus_parse::{Scrape, Value as Sample};
 use serde_json::{Value, json};
 
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
+use crate::prometheus::value;
 use crate::support::{SHIP, cairn, call, client, ok, token};
-
-/// The value of the counter or gauge `metric` whose labels include `labels`; 0 when no such series exists yet.
-fn value(scrape: &Scrape, metric: &str, labels: &[(&str, &str)]) -> f64 {
-    let matching = scrape.samples.iter().filter(|s| s.metric == metric).filter(|s| {
-        labels.iter().all(|(k, v)| s.labels.get(k) == Some(*v))
-    });
-    matching
-        .map(|s| match s.value {
-            Sample::Counter(v) | Sample::Gauge(v) | Sample::Untyped(v) => v,
-            _ => panic!("{metric} is neither a counter nor a gauge"),
-        })
-        .sum()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn metrics_move_with_a_run_and_a_claim_race_and_json_logs_carry_spans_but_no_secret() {
@@ -81,7 +68,7 @@ async fn metrics_move_with_a_run_and_a_claim_race_and_json_logs_carry_spans_but_
     assert_eq!(response.status(), 200);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/plain; version=0.0.4"));
     let text = response.text().await.unwrap();
-    let metrics = Scrape::parse(text.lines().map(|l| Ok(l.to_owned()))).expect("Prometheus text");
+    let metrics = crate::prometheus::parse(&text);
     let tool = |surface, tool, outcome| {
         value(&metrics, "cairn_tool_calls_total", &[("surface", surface), ("tool", tool), ("outcome", outcome)])
     };
