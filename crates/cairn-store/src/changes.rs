@@ -265,15 +265,21 @@ mod tests {
         store.close().await;
     }
 
+    /// A store on Postgres (`None` on SQLite) and a receiver of its changes feed, once its listener listens.
+    async fn listening_on_postgres() -> Option<(TestStore, broadcast::Receiver<Change>)> {
+        let test = TestStore::new().await;
+        if test.store.backend() != Backend::Postgres {
+            return None;
+        }
+        let mut receiver = test.store.changes().subscribe();
+        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
+        Some((test, receiver))
+    }
+
     #[tokio::test]
     async fn on_postgres_an_announcement_is_heard_once_when_its_transaction_commits_and_never_if_it_rolls_back() {
-        let test = TestStore::new().await;
+        let Some((test, mut receiver)) = listening_on_postgres().await else { return };
         let store = &test.store;
-        if store.backend() != Backend::Postgres {
-            return;
-        }
-        let mut receiver = store.changes().subscribe();
-        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
         let mut tx = store.begin_write().await.unwrap();
         announce(&mut tx, &Change::Token("lost".into())).await.unwrap();
         tx.rollback().await.unwrap();
@@ -289,13 +295,8 @@ mod tests {
 
     #[tokio::test]
     async fn on_postgres_every_committed_change_reaches_the_listener_however_many_come_at_once() {
-        let test = TestStore::new().await;
+        let Some((test, mut receiver)) = listening_on_postgres().await else { return };
         let store = &test.store;
-        if store.backend() != Backend::Postgres {
-            return;
-        }
-        let mut receiver = store.changes().subscribe();
-        assert_eq!(receiver.recv().await.unwrap(), Change::Unknown, "the listener says when it starts listening");
 
         store.changes().committed(Change::Item("i1".into()));
         assert_eq!(receiver.recv().await.unwrap(), Change::Item("i1".into()));
