@@ -18,6 +18,7 @@ mod backup;
 pub mod batch;
 pub mod changes;
 pub mod dialect;
+mod lane;
 pub mod observe;
 pub mod runs;
 pub mod sessions;
@@ -32,6 +33,7 @@ pub mod work;
 
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::pool::PoolConnection;
@@ -39,6 +41,7 @@ use sqlx::{Any, AnyPool};
 
 use crate::batch::Batch;
 use crate::changes::Changes;
+use crate::lane::Lane;
 
 pub use backup::Checked;
 pub use dialect::Backend;
@@ -115,6 +118,8 @@ pub struct Store {
     changes: Changes,
     /// SQLite's one writer connection; `None` on Postgres.
     writer: Option<Writer>,
+    /// Pooled connections handed back clean, for the next [`Store::read`].
+    lane: Arc<Lane>,
 }
 
 impl Store {
@@ -160,7 +165,8 @@ impl Store {
             Backend::Postgres => None,
         };
         let changes = Changes::new(backend, url, &pool);
-        Ok(Store { pool, backend, changes, writer })
+        let lane = Arc::new(Lane::new(backend.max_connections()));
+        Ok(Store { pool, backend, changes, writer, lane })
     }
 
     /// Applies the embedded migrations that are still pending, oldest first, and returns them (empty when the
@@ -214,24 +220,39 @@ impl Store {
         }
     }
 
-    /// [`Store::write`], on Postgres on `conn`: a connection of this store's pool ([`Store::read`]) that read what
-    /// decided the write, so that one connection serves both. (sqlx checks every connection returned to its pool
-    /// with a round trip of its own: one connection for the read and the write saves one.) On SQLite `conn` goes
-    /// back to the pool first and the batch to the writer, as [`Store::write`] sends it.
+    /// A pooled connection for reads: one an item change handed back ([`lane`]), or else one from the pool.
+    pub async fn read(&self) -> Result<PoolConnection<Any>, Error> {
+        match self.lane.take() {
+            Some(conn) => Ok(conn),
+            None => Ok(self.pool.acquire().await?),
+        }
+    }
+
+    /// Hands back `conn`, from [`Store::read`], whose last statement was answered: the next read takes it without
+    /// the round trip the pool spends checking every connection returned to it ([`lane`]).
+    pub fn release(&self, conn: PoolConnection<Any>) {
+        self.lane.put(conn);
+    }
+
+    /// [`Store::write`], on Postgres on `conn`: a connection from [`Store::read`] that read what decided the write,
+    /// so that one connection serves both; it is [released](Store::release) once the write is done. On SQLite `conn`
+    /// is released first and the batch goes to the writer, as [`Store::write`] sends it.
     pub async fn write_on(&self, mut conn: PoolConnection<Any>, batch: Batch) -> Result<Vec<u64>, Error> {
-        match &self.writer {
+        let changed = match &self.writer {
             Some(writer) => {
-                drop(conn);
-                Ok(writer.write(batch).await?)
+                self.release(conn);
+                return Ok(writer.write(batch).await?);
             }
-            None if batch.is_one_snapshot() => batch.run(&mut conn).await,
+            None if batch.is_one_snapshot() => batch.run(&mut conn).await?,
             None => {
                 let mut tx = sqlx::Connection::begin(&mut *conn).await?;
                 let changed = batch.run(&mut tx).await?;
                 tx.commit().await?;
-                Ok(changed)
+                changed
             }
-        }
+        };
+        self.release(conn);
+        Ok(changed)
     }
 
     /// What changed, for live views.
@@ -246,6 +267,7 @@ impl Store {
         if let Some(writer) = &self.writer {
             writer.close().await;
         }
+        self.lane.clear();
         self.pool.close().await;
     }
 }

@@ -11,7 +11,6 @@
 mod nodes;
 
 use sqlx::any::AnyRow;
-use sqlx::pool::PoolConnection;
 use sqlx::{Any, AssertSqlSafe, Row};
 
 pub use sqlx::AnyConnection as Connection;
@@ -180,13 +179,6 @@ pub async fn commit(tx: Tx) -> Result<(), Error> {
 /// Rolls `tx` back.
 pub async fn rollback(tx: Tx) -> Result<(), Error> {
     tx.rollback().await
-}
-
-impl Store {
-    /// A pooled connection for reads.
-    pub async fn read(&self) -> Result<PoolConnection<Any>, Error> {
-        Ok(self.pool().acquire().await?)
-    }
 }
 
 /// Inserts a new run (its `version` as given, normally 0).

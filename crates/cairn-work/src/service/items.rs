@@ -288,14 +288,21 @@ impl Service {
         for attempt in 0..ATTEMPTS {
             // The first attempt reads and decides before it writes, and then writes the compare-and-swap and the log
             // entries as one batch — on SQLite the write lock is held for a single hand-off; on Postgres on the
-            // connection that read — since most changes meet no other writer of their item, and a refusal or a
-            // repeat writes nothing at all. A retry reads inside a write transaction, where on SQLite nothing else
-            // can change the item.
+            // connection that read, handed back clean for the next change — since most changes meet no other writer
+            // of their item, and a refusal or a repeat writes nothing at all. A retry reads inside a write
+            // transaction, where on SQLite nothing else can change the item.
             let (new, kinds, changed) = if attempt == 0 {
                 let mut conn = self.store.read().await?;
-                match decide(items::get_item(&mut *conn, &account, item_id).await?)? {
-                    Decided::Unchanged(row) => return Ok((row, Vec::new())),
-                    Decided::Changed { new, kinds, write } => (new, kinds, self.store.write_on(conn, write).await?),
+                match decide(items::get_item(&mut *conn, &account, item_id).await?) {
+                    Ok(Decided::Changed { new, kinds, write }) => (new, kinds, self.store.write_on(conn, write).await?),
+                    Ok(Decided::Unchanged(row)) => {
+                        self.store.release(conn);
+                        return Ok((row, Vec::new()));
+                    }
+                    Err(refused) => {
+                        self.store.release(conn);
+                        return Err(refused);
+                    }
                 }
             } else {
                 let mut tx = self.store.begin_write().await?;
