@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::drain::InFlight;
 use crate::host_guard::AllowedHosts;
+use crate::one_write::OneWrite;
 use crate::session_end::SessionEnd;
 use crate::sessions::SharedSessions;
 
@@ -35,13 +36,14 @@ pub struct HttpOptions {
 ///
 /// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
 /// live in this process only, unless `sessions` keeps them where other nodes see them. A client ending its session
-/// is answered `204 No Content` ([`SessionEnd`]).
+/// is answered `204 No Content` ([`SessionEnd`]); an answer to a posted message that is ready soon goes out in one
+/// write ([`OneWrite`](crate::OneWrite)).
 pub fn http_service<H, F>(
     factory: F,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
     sessions: Option<SharedSessions>,
-) -> SessionEnd<StreamableHttpService<H, LocalSessionManager>>
+) -> SessionEnd<OneWrite<StreamableHttpService<H, LocalSessionManager>>>
 where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
@@ -52,7 +54,8 @@ where
         .with_allowed_hosts(hosts)
         .with_cancellation_token(shutdown.child_token());
     config.session_store = sessions.map(|s| Arc::new(s) as Arc<dyn SessionStore>);
-    SessionEnd::new(StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config))
+    let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config);
+    SessionEnd::new(OneWrite::new(service))
 }
 
 /// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM (then it finishes the calls in

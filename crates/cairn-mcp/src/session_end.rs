@@ -10,6 +10,8 @@ use futures::future::{Either, MapOk};
 use http::{Method, Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 
+use crate::one_write::OneWrite;
+
 /// An MCP endpoint whose session ends are answered `204` ([`http_service`](crate::http_service) makes them).
 #[derive(Clone)]
 pub struct SessionEnd<S> {
@@ -22,10 +24,10 @@ impl<S> SessionEnd<S> {
     }
 }
 
-impl<H, M> SessionEnd<StreamableHttpService<H, M>> {
+impl<H, M> SessionEnd<OneWrite<StreamableHttpService<H, M>>> {
     /// Refuses request bodies larger than `bytes` (rmcp's own limit, behind any limit of the router).
     pub fn with_max_request_body(mut self, bytes: usize) -> Self {
-        self.inner.config.max_request_body_bytes = bytes;
+        self.inner.inner.config.max_request_body_bytes = bytes;
         self
     }
 }

@@ -17,6 +17,7 @@ mod deploy_doc;
 mod endpoints;
 mod operations_doc;
 mod observability;
+mod one_write;
 #[path = "../common/prometheus.rs"]
 mod prometheus;
 mod shutdown;

@@ -1,0 +1,202 @@
+//! An answer streamed as server-sent events leaves in one write when it is ready soon.
+//!
+//! rmcp answers a posted request with an event stream whose first event is a priming event (an event id for the
+//! client to resume from); the answer follows when the handler returns. hyper sends whatever the body has ready and
+//! then waits for more, so every call cost two writes (the headers and the priming event, then the answer) and the
+//! client two reads and two wake-ups. Here the response waits up to [`WAIT`] for the first two events, or for the
+//! stream's end, and hyper then finds them ready together: one write. A call that takes longer gets its headers and
+//! priming event after [`WAIT`] and the rest as it comes, so no answer is ever later than it would have been.
+
+use std::convert::Infallible;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes, HttpBody};
+use futures::StreamExt;
+use futures::future::BoxFuture;
+use http::header::CONTENT_TYPE;
+use http::{Method, Request, Response};
+
+/// How long a posted call's response waits for its answer before it sends what it has.
+const WAIT: Duration = Duration::from_millis(50);
+
+/// How many events go in the first write at most: the priming event and the answer.
+const FIRST_EVENTS: usize = 2;
+
+/// An MCP endpoint whose answers to posted messages go out in one write ([`http_service`](crate::http_service)
+/// makes them).
+#[derive(Clone)]
+pub struct OneWrite<S> {
+    pub(crate) inner: S,
+}
+
+impl<S> OneWrite<S> {
+    pub(crate) fn new(inner: S) -> OneWrite<S> {
+        OneWrite { inner }
+    }
+}
+
+impl<S, B, R> tower::Service<Request<B>> for OneWrite<S>
+where
+    S: tower::Service<Request<B>, Response = Response<R>, Error = Infallible>,
+    S::Future: Send + 'static,
+    R: HttpBody<Data = Bytes> + Send + 'static,
+    R::Error: Into<axum::BoxError>,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Response<Body>, Infallible>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let posted = request.method() == Method::POST;
+        let answer = self.inner.call(request);
+        Box::pin(async move {
+            let response = answer.await?;
+            Ok(if posted {
+                gathered(response).await
+            } else {
+                response.map(Body::new)
+            })
+        })
+    }
+}
+
+/// `response` with its first events read ahead, if it is an event stream.
+async fn gathered<R>(response: Response<R>) -> Response<Body>
+where
+    R: HttpBody<Data = Bytes> + Send + 'static,
+    R::Error: Into<axum::BoxError>,
+{
+    let (parts, body) = response.into_parts();
+    let streamed = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if !streamed {
+        return Response::from_parts(parts, Body::new(body));
+    }
+    let mut rest = Body::new(body).into_data_stream().fuse();
+    let mut ready = Vec::with_capacity(FIRST_EVENTS);
+    while ready.len() < FIRST_EVENTS {
+        match tokio::time::timeout(WAIT, rest.next()).await {
+            Ok(Some(chunk)) => ready.push(chunk),
+            Ok(None) | Err(_) => break,
+        }
+    }
+    Response::from_parts(
+        parts,
+        Body::from_stream(futures::stream::iter(ready).chain(rest)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures::FutureExt;
+    use tokio::time::{Instant, sleep};
+    use tower::ServiceExt;
+    use tower::util::BoxCloneService;
+
+    use super::*;
+
+    /// An endpoint answering with an event stream: a priming event at once, the answer after `answer_after`.
+    fn endpoint(
+        answer_after: Duration,
+    ) -> OneWrite<BoxCloneService<Request<Body>, Response<Body>, Infallible>> {
+        OneWrite::new(BoxCloneService::new(tower::service_fn(
+            move |_: Request<Body>| async move {
+                let events = futures::stream::iter([Ok::<_, Infallible>(Bytes::from(
+                    "id: 0\nretry: 3000\n\n",
+                ))])
+                .chain(futures::stream::once(async move {
+                    sleep(answer_after).await;
+                    Ok(Bytes::from("data: {}\n\n"))
+                }));
+                let response = Response::builder()
+                    .header(CONTENT_TYPE, "text/event-stream")
+                    .body(Body::from_stream(events));
+                Ok::<_, Infallible>(response.unwrap())
+            },
+        )))
+    }
+
+    /// The chunks of `body` that are ready now, and whether it ended.
+    async fn ready_now(body: Body) -> (Vec<Bytes>, bool) {
+        let mut stream = body.into_data_stream();
+        let mut ready = Vec::new();
+        loop {
+            match stream.next().now_or_never() {
+                Some(Some(chunk)) => ready.push(chunk.unwrap()),
+                Some(None) => return (ready, true),
+                None => return (ready, false),
+            }
+        }
+    }
+
+    fn post() -> Request<Body> {
+        Request::post("/mcp").body(Body::empty()).unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_answer_ready_soon_comes_with_the_headers_and_the_priming_event() {
+        let started = Instant::now();
+        let response = endpoint(Duration::from_millis(10))
+            .oneshot(post())
+            .await
+            .unwrap();
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_millis(10),
+            "the headers waited for the answer"
+        );
+        let (ready, ended) = ready_now(response.into_body()).await;
+        assert_eq!(
+            ready,
+            ["id: 0\nretry: 3000\n\n", "data: {}\n\n"],
+            "both events ready for one write"
+        );
+        assert!(ended);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_answer_does_not_hold_the_headers_back_longer_than_the_wait() {
+        let started = Instant::now();
+        let response = endpoint(Duration::from_secs(5))
+            .oneshot(post())
+            .await
+            .unwrap();
+        assert_eq!(started.elapsed(), WAIT);
+        let mut body = response.into_body().into_data_stream();
+        assert_eq!(
+            body.next().await.unwrap().unwrap(),
+            "id: 0\nretry: 3000\n\n"
+        );
+        assert_eq!(body.next().await.unwrap().unwrap(), "data: {}\n\n");
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(5),
+            "the answer as soon as it is ready"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_requests_pass_unread() {
+        let started = Instant::now();
+        let response = endpoint(Duration::from_millis(10))
+            .oneshot(Request::get("/mcp").body(Body::empty()).unwrap())
+            .await;
+        assert_eq!(
+            started.elapsed(),
+            Duration::ZERO,
+            "a GET stream's headers go at once"
+        );
+        let (ready, ended) = ready_now(response.unwrap().into_body()).await;
+        assert_eq!(ready, ["id: 0\nretry: 3000\n\n"]);
+        assert!(!ended);
+    }
+}
