@@ -5,9 +5,9 @@ use sqlx::Row;
 use crate::{Error, Store};
 
 impl Store {
-    /// The pool's connections: `(idle, in_use)`.
+    /// The pool's connections: `(idle, in_use)`; those waiting in the lane for the next read are idle too.
     pub fn pool_connections(&self) -> (usize, usize) {
-        let idle = self.pool.num_idle();
+        let idle = self.pool.num_idle() + self.lane.waiting();
         (idle, (self.pool.size() as usize).saturating_sub(idle))
     }
 
