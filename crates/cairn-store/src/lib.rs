@@ -211,12 +211,12 @@ impl Store {
     /// Runs `batch` as a write transaction of its own and returns how many rows each statement changed. On SQLite
     /// the batch joins the writer's queue and commits with whatever other batches are waiting, in one query
     /// ([`writer`]): the write lock is held for one hand-off to the connection's thread instead of one per statement.
-    /// On Postgres a batch declared [`Batch::one_snapshot`] is one statement on a pooled connection, a transaction
-    /// by itself.
+    /// On Postgres a batch declared [`Batch::one_snapshot`] is one statement on a pooled connection ([`Store::read`]
+    /// gives it, [`Store::write_on`] hands it back), a transaction by itself.
     pub async fn write(&self, batch: Batch) -> Result<Vec<u64>, Error> {
         match &self.writer {
             Some(writer) => Ok(writer.write(batch).await?),
-            None => self.write_on(self.pool.acquire().await?, batch).await,
+            None => self.write_on(self.read().await?, batch).await,
         }
     }
 
