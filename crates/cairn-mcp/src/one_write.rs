@@ -56,11 +56,7 @@ where
         let answer = self.inner.call(request);
         Box::pin(async move {
             let response = answer.await?;
-            Ok(if posted {
-                gathered(response).await
-            } else {
-                response.map(Body::new)
-            })
+            Ok(if posted { gathered(response).await } else { response.map(Body::new) })
         })
     }
 }
@@ -72,10 +68,7 @@ where
     R::Error: Into<axum::BoxError>,
 {
     let (parts, body) = response.into_parts();
-    let streamed = parts
-        .headers
-        .get(CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    let streamed = parts.headers.get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
     if !streamed {
         return Response::from_parts(parts, Body::new(body));
     }
@@ -87,10 +80,7 @@ where
             Ok(None) | Err(_) => break,
         }
     }
-    Response::from_parts(
-        parts,
-        Body::from_stream(futures::stream::iter(ready).chain(rest)),
-    )
+    Response::from_parts(parts, Body::from_stream(futures::stream::iter(ready).chain(rest)))
 }
 
 #[cfg(test)]
@@ -104,25 +94,23 @@ mod tests {
 
     use super::*;
 
+    /// The events the test endpoint streams.
+    const PRIMING: &str = "id: 0\nretry: 3000\n\n";
+    const ANSWER: &str = "data: {}\n\n";
+
     /// An endpoint answering with an event stream: a priming event at once, the answer after `answer_after`.
-    fn endpoint(
-        answer_after: Duration,
-    ) -> OneWrite<BoxCloneService<Request<Body>, Response<Body>, Infallible>> {
-        OneWrite::new(BoxCloneService::new(tower::service_fn(
-            move |_: Request<Body>| async move {
-                let events = futures::stream::iter([Ok::<_, Infallible>(Bytes::from(
-                    "id: 0\nretry: 3000\n\n",
-                ))])
-                .chain(futures::stream::once(async move {
+    fn endpoint(answer_after: Duration) -> OneWrite<BoxCloneService<Request<Body>, Response<Body>, Infallible>> {
+        OneWrite::new(BoxCloneService::new(tower::service_fn(move |_: Request<Body>| async move {
+            let events = futures::stream::iter([Ok::<_, Infallible>(Bytes::from(PRIMING))]).chain(
+                futures::stream::once(async move {
                     sleep(answer_after).await;
-                    Ok(Bytes::from("data: {}\n\n"))
-                }));
-                let response = Response::builder()
-                    .header(CONTENT_TYPE, "text/event-stream")
-                    .body(Body::from_stream(events));
-                Ok::<_, Infallible>(response.unwrap())
-            },
-        )))
+                    Ok(Bytes::from(ANSWER))
+                }),
+            );
+            let response =
+                Response::builder().header(CONTENT_TYPE, "text/event-stream").body(Body::from_stream(events));
+            Ok::<_, Infallible>(response.unwrap())
+        })))
     }
 
     /// The chunks of `body` that are ready now, and whether it ended.
@@ -145,58 +133,32 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_answer_ready_soon_comes_with_the_headers_and_the_priming_event() {
         let started = Instant::now();
-        let response = endpoint(Duration::from_millis(10))
-            .oneshot(post())
-            .await
-            .unwrap();
-        assert_eq!(
-            started.elapsed(),
-            Duration::from_millis(10),
-            "the headers waited for the answer"
-        );
+        let response = endpoint(Duration::from_millis(10)).oneshot(post()).await.unwrap();
+        assert_eq!(started.elapsed(), Duration::from_millis(10), "the headers waited for the answer");
         let (ready, ended) = ready_now(response.into_body()).await;
-        assert_eq!(
-            ready,
-            ["id: 0\nretry: 3000\n\n", "data: {}\n\n"],
-            "both events ready for one write"
-        );
+        assert_eq!(ready, [PRIMING, ANSWER], "both events ready for one write");
         assert!(ended);
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_slow_answer_does_not_hold_the_headers_back_longer_than_the_wait() {
         let started = Instant::now();
-        let response = endpoint(Duration::from_secs(5))
-            .oneshot(post())
-            .await
-            .unwrap();
+        let response = endpoint(Duration::from_secs(5)).oneshot(post()).await.unwrap();
         assert_eq!(started.elapsed(), WAIT);
         let mut body = response.into_body().into_data_stream();
-        assert_eq!(
-            body.next().await.unwrap().unwrap(),
-            "id: 0\nretry: 3000\n\n"
-        );
-        assert_eq!(body.next().await.unwrap().unwrap(), "data: {}\n\n");
-        assert_eq!(
-            started.elapsed(),
-            Duration::from_secs(5),
-            "the answer as soon as it is ready"
-        );
+        assert_eq!(body.next().await.unwrap().unwrap(), PRIMING);
+        assert_eq!(body.next().await.unwrap().unwrap(), ANSWER);
+        assert_eq!(started.elapsed(), Duration::from_secs(5), "the answer as soon as it is ready");
     }
 
     #[tokio::test(start_paused = true)]
     async fn other_requests_pass_unread() {
         let started = Instant::now();
-        let response = endpoint(Duration::from_millis(10))
-            .oneshot(Request::get("/mcp").body(Body::empty()).unwrap())
-            .await;
-        assert_eq!(
-            started.elapsed(),
-            Duration::ZERO,
-            "a GET stream's headers go at once"
-        );
+        let response =
+            endpoint(Duration::from_millis(10)).oneshot(Request::get("/mcp").body(Body::empty()).unwrap()).await;
+        assert_eq!(started.elapsed(), Duration::ZERO, "a GET stream's headers go at once");
         let (ready, ended) = ready_now(response.unwrap().into_body()).await;
-        assert_eq!(ready, ["id: 0\nretry: 3000\n\n"]);
+        assert_eq!(ready, [PRIMING]);
         assert!(!ended);
     }
 }

@@ -10,14 +10,8 @@ use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
 
 /// Posts `body` on `stream` and returns what the first read brought.
-async fn post_and_read_once(
-    stream: &mut TcpStream,
-    host: &str,
-    session: Option<&str>,
-    body: &str,
-) -> String {
-    let session =
-        session.map(|id| format!("mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n"));
+async fn post_and_read_once(stream: &mut TcpStream, host: &str, session: Option<&str>, body: &str) -> String {
+    let session = session.map(|id| format!("mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n"));
     let request = format!(
         "POST /roscoe/mcp HTTP/1.1\r\nhost: {host}\r\naccept: application/json, text/event-stream\r\n\
          content-type: application/json\r\n{}content-length: {}\r\n\r\n{body}",
@@ -35,9 +29,7 @@ async fn the_first_read_holds_the_whole_answer() {
     let tmp = tempfile::tempdir().unwrap();
     let database = TestDatabase::fresh();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command
-        .arg("serve")
-        .env("CAIRN_HOME", tmp.path().join("home"));
+    command.arg("serve").env("CAIRN_HOME", tmp.path().join("home"));
     database.apply(&mut command);
     let served = Served::start(command).await;
     let host = served.base.strip_prefix("http://").unwrap().to_owned();
@@ -49,30 +41,14 @@ async fn the_first_read_holds_the_whole_answer() {
     );
     let first = post_and_read_once(&mut stream, &host, None, initialize).await;
     assert!(first.starts_with("HTTP/1.1 200"), "{first}");
-    assert!(
-        first.contains("content-type: text/event-stream"),
-        "an event stream: {first}"
-    );
+    assert!(first.contains("content-type: text/event-stream"), "an event stream: {first}");
     assert!(first.contains("retry: "), "the priming event: {first}");
-    assert!(
-        first.contains(r#""protocolVersion""#),
-        "and the answer, in the first read: {first}"
-    );
-    assert!(
-        first.ends_with("0\r\n\r\n"),
-        "and the stream's end: {first}"
-    );
-    let session = first
-        .lines()
-        .find_map(|line| line.strip_prefix("mcp-session-id: "))
-        .expect("a session")
-        .trim()
-        .to_owned();
+    assert!(first.contains(r#""protocolVersion""#), "and the answer, in the first read: {first}");
+    assert!(first.ends_with("0\r\n\r\n"), "and the stream's end: {first}");
+    let session =
+        first.lines().find_map(|line| line.strip_prefix("mcp-session-id: ")).expect("a session").trim().to_owned();
 
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
     let answer = post_and_read_once(&mut stream, &host, Some(&session), ping).await;
-    assert!(
-        answer.contains(r#""id":2,"result":{}"#),
-        "a call's answer comes whole in the first read: {answer}"
-    );
+    assert!(answer.contains(r#""id":2,"result":{}"#), "a call's answer comes whole in the first read: {answer}");
 }
