@@ -64,7 +64,7 @@ pub struct Rule {
 }
 
 use Door::{Api, Open, Page, Token};
-use Scope::{DeepworkRead, MetricsRead, RoscoeRead, RoscoeRun, RoscoeWrite};
+use Scope::{Admin, DeepworkRead, MetricsRead, RoscoeRead, RoscoeRun, RoscoeWrite};
 
 const READ: &[Scope] = &[RoscoeRead];
 const WRITE: &[Scope] = &[RoscoeWrite];
@@ -162,8 +162,8 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/docs", Page, ANYONE),
     rule("GET", "/docs/{*slug}", Page, ANYONE),
     rule("GET", "/settings", Page, ANYONE),
-    rule("POST", "/settings/tokens", Page, ANYONE),
-    rule("POST", "/settings/tokens/{id}/revoke", Page, ANYONE),
+    rule("POST", "/settings/tokens", Page, &[Admin]),
+    rule("POST", "/settings/tokens/{id}/revoke", Page, &[Admin]),
 ];
 
 impl Rule {

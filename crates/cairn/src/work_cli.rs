@@ -120,7 +120,8 @@ pub enum AccountCommand {
         #[command(flatten)]
         output: Output,
     },
-    /// Let a principal of another account use this one.
+    /// Give a principal a role in an account: `member` or `reader` lets a principal of another account use it;
+    /// `owner` also lets it manage the account's tokens on the settings page (with an `admin` token).
     AddMember {
         /// The account id.
         #[arg(long)]

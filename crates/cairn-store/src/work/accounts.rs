@@ -218,6 +218,26 @@ pub async fn put_membership<'e, E: Executor<'e, Database = Any>>(
     Ok(())
 }
 
+/// Makes `principal` the owner of `account` when the account has no owner yet (one statement, so two first people
+/// made at once cannot both become owners on SQLite); true when it did.
+pub async fn put_first_owner<'e, E: Executor<'e, Database = Any>>(
+    db: E,
+    account: &str,
+    principal: &str,
+) -> Result<bool, Error> {
+    let done = sqlx::query(
+        "INSERT INTO work_memberships (account_id, principal_id, role) SELECT $1, $2, 'owner' \
+         WHERE NOT EXISTS (SELECT 1 FROM work_memberships WHERE account_id = $3 AND role = 'owner') \
+         ON CONFLICT (account_id, principal_id) DO NOTHING",
+    )
+    .bind(account)
+    .bind(principal)
+    .bind(account)
+    .execute(db)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// The role `principal` has in `account`, if any.
 pub async fn membership_role<'e, E: Executor<'e, Database = Any>>(
     db: E,

@@ -1,6 +1,7 @@
 //! `/settings`: the effective `roscoe.yaml` of the workspace (models and prices, and the file each comes from), the
-//! server's endpoints and version, and for the owners of work accounts their accounts' tokens — list, create (the
-//! secret shown once, in the answer to the form, never in a URL) and revoke — through `cairn_work::Service`.
+//! server's endpoints and version, and for the owners of work accounts signed in with the `admin` scope their accounts'
+//! tokens — list, create (the secret shown once, in the answer to the form, never in a URL; scopes no wider than the
+//! visitor's) and revoke — through `cairn_work::Service`.
 
 use askama::Template;
 use axum::Form;
@@ -50,6 +51,9 @@ struct SettingsPage {
     endpoints: Vec<(&'static str, String)>,
     /// The accounts the visitor owns; `None` when the visitor has no work principal.
     accounts: Option<Vec<AccountView>>,
+    /// Whether the visitor's credential holds `admin`, without which it manages no tokens; its scopes, to say so.
+    token_admin: bool,
+    scopes: String,
     /// A token just made, shown this once.
     created: Option<NewToken>,
 }
@@ -93,9 +97,13 @@ async fn show(web: &Web, visit: &Visit, project: Option<&str>, created: Option<N
     if web.deepwork.is_some() {
         endpoints.insert(2, ("deepwork MCP", format!("{base}/deepwork/mcp")));
     }
-    let accounts = match work_caller(web, visit, "settings", &[]).await {
-        Ok(caller) => Some(web.work.owned_accounts(&caller).await?.into_iter().map(account_view).collect()),
-        Err(_) => None,
+    let (accounts, token_admin, scopes) = match work_caller(web, visit, "settings", &[]).await {
+        Ok(caller) => (
+            Some(web.work.owned_accounts(&caller).await?.into_iter().map(account_view).collect()),
+            caller.holds(cairn_work::Scope::Admin),
+            caller.scopes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" "),
+        ),
+        Err(_) => (None, false, String::new()),
     };
     let page = SettingsPage {
         layout: layout.clone(),
@@ -105,6 +113,8 @@ async fn show(web: &Web, visit: &Visit, project: Option<&str>, created: Option<N
         version: env!("CARGO_PKG_VERSION"),
         endpoints,
         accounts,
+        token_admin,
+        scopes,
         created,
     };
     Ok(render(&layout, &page))

@@ -136,8 +136,10 @@ impl Service {
         accounts::get_account(self.store.pool(), account_id).await?.ok_or_else(|| Error::not_found("account", account_id))
     }
 
-    /// Creates a token for the principal of `account_id` named `principal` with `kind` (made if it does not exist),
-    /// holding `scopes`, valid until `expires_at` (epoch ms) if given.
+    /// Creates a token for the principal of `account_id` named `principal` with `kind` (made if it does not exist;
+    /// a new person becomes the account's owner when it has none yet), holding `scopes`, valid until `expires_at`
+    /// (epoch ms) if given. This is the server operator's way (`cairn work token create`); callers over the network
+    /// go through [`Service::create_token_as_owner`], which bounds the scopes.
     pub async fn create_token(
         &self,
         account_id: &str,
@@ -173,7 +175,11 @@ impl Service {
                 let row = accounts::find_principal(pool, account_id, &principal, kind.as_str())
                     .await?
                     .ok_or_else(|| Error::Internal(format!("principal '{principal}' vanished while it was made")))?;
-                accounts::put_membership(pool, account_id, &row.id, "owner").await?;
+                // Being named in a token makes nobody an owner; an account's first person is its owner, and
+                // `cairn work account add-member --role owner` names the others.
+                if kind == Kind::Person {
+                    accounts::put_first_owner(pool, account_id, &row.id).await?;
+                }
                 row
             }
         };

@@ -17,8 +17,10 @@ use crate::support::{Env, Mcp, http, start_logging, start_with, token_as};
 
 /// Every scope.
 const ALL: &str = "roscoe:exec,roscoe:write,deepwork:write,mcp:write,decisions:write,metrics:read,admin";
-/// A token that works but grants nothing the routes and tools ask for.
+/// A token that works but grants nothing the API routes and tools ask for.
 const NOTHING: &str = "admin";
+/// A token whose sign-in works but grants nothing the pages ask for (pages never need it; the token forms need admin).
+const NOTHING_ON_PAGES: &str = "metrics:read";
 
 fn workspace() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
@@ -125,7 +127,7 @@ struct Walk {
     mode: Mode,
     all: String,
     nothing: String,
-    /// `Cookie:` of a browser signed in with `all` / `nothing`.
+    /// `Cookie:` of a browser signed in with `all` / a token of [`NOTHING_ON_PAGES`].
     signed_all: String,
     signed_nothing: String,
     _project: tempfile::TempDir,
@@ -146,7 +148,7 @@ impl Walk {
         let all = token_as(&env, "Ada", "person", ALL);
         let nothing = token_as(&env, "Nemo", "agent", NOTHING);
         let signed_all = sign_in(&env, &all).await;
-        let signed_nothing = sign_in(&env, &nothing).await;
+        let signed_nothing = sign_in(&env, &token_as(&env, "Nemo", "agent", NOTHING_ON_PAGES)).await;
         Walk { env, mode, all, nothing, signed_all, signed_nothing, _project: project }
     }
 

@@ -150,7 +150,7 @@ async fn an_account_owner_sees_the_settings_and_creates_and_revokes_tokens() {
     let env = start_with(&["--require-auth"]).await;
     let yaml = "models:\n  default: claude-haiku-4-5\npricing:\n  claude-haiku-4-5: { input: 3.0, output: 15.0 }\n";
     std::fs::write(env.home.join("roscoe.yaml"), yaml).unwrap();
-    let owner = token_as(&env, "Ada", "person", "roscoe:read");
+    let owner = token_as(&env, "Ada", "person", "admin,roscoe:read,mcp:read,mcp:write,decisions:read,decisions:write");
     let victim = token_as(&env, "old-bot", "agent", "roscoe:run");
     let victim_id = format!("tok_{}", &victim["cairn_".len().."cairn_".len() + 26]);
     let client = http();

@@ -23,4 +23,5 @@ mod pages;
 mod rate_limits;
 mod sessions;
 mod support;
+mod token_minting;
 mod work_pages;
