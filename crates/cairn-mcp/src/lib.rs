@@ -24,6 +24,7 @@ mod http;
 pub mod listener;
 mod lines;
 mod one_write;
+mod priming;
 mod portable;
 pub mod roots;
 pub mod registry;

@@ -18,6 +18,7 @@ mod endpoints;
 mod operations_doc;
 mod observability;
 mod one_write;
+mod priming;
 #[path = "../common/prometheus.rs"]
 mod prometheus;
 mod shutdown;

@@ -9,9 +9,15 @@ use tokio::process::Command;
 use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
 
-/// Posts `body` on `stream` and returns what the first read brought.
-async fn post_and_read_once(stream: &mut TcpStream, host: &str, session: Option<&str>, body: &str) -> String {
-    let session = session.map(|id| format!("mcp-session-id: {id}\r\nmcp-protocol-version: 2025-11-25\r\n"));
+/// Posts `body` to `/roscoe/mcp` on `stream` (in `session`, of protocol `version`) and returns what the first read
+/// brought.
+pub async fn post_and_read_once(
+    stream: &mut TcpStream,
+    host: &str,
+    session: Option<(&str, &str)>,
+    body: &str,
+) -> String {
+    let session = session.map(|(id, version)| format!("mcp-session-id: {id}\r\nmcp-protocol-version: {version}\r\n"));
     let request = format!(
         "POST /roscoe/mcp HTTP/1.1\r\nhost: {host}\r\naccept: application/json, text/event-stream\r\n\
          content-type: application/json\r\n{}content-length: {}\r\n\r\n{body}",
@@ -49,6 +55,6 @@ async fn the_first_read_holds_the_whole_answer() {
         first.lines().find_map(|line| line.strip_prefix("mcp-session-id: ")).expect("a session").trim().to_owned();
 
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-    let answer = post_and_read_once(&mut stream, &host, Some(&session), ping).await;
+    let answer = post_and_read_once(&mut stream, &host, Some((&session, "2025-11-25")), ping).await;
     assert!(answer.contains(r#""id":2,"result":{}"#), "a call's answer comes whole in the first read: {answer}");
 }
