@@ -2,11 +2,25 @@
 //!
 //! Parameter structs use `#[serde(deny_unknown_fields)]`, so a misspelt argument is reported instead of ignored.
 //! A failure becomes an `isError` result that names the tool, the problem and how to fix it; the tool never runs.
+//! Arguments that hosts add to every call on their own ([`HOST_ADDED`]) are dropped first, so they are accepted and
+//! ignored while any other unknown argument is still refused.
 
 use rmcp::model::{CallToolResult, JsonObject};
 use serde::de::DeserializeOwned;
 
 use crate::envelope;
+
+/// Arguments hosts add to every tool call on their own: Gemini CLI's `wait_for_previous` (whether the call waits for
+/// the one before it, a matter for the host alone).
+pub const HOST_ADDED: &[&str] = &["wait_for_previous"];
+
+/// `arguments` without those of [`HOST_ADDED`].
+pub fn without_host_added(arguments: Option<JsonObject>) -> Option<JsonObject> {
+    arguments.map(|mut object| {
+        object.retain(|name, _| !HOST_ADDED.contains(&name.as_str()));
+        object
+    })
+}
 
 /// Parses `arguments` (absent means `{}`) into `T`, or returns the error result to send back.
 pub fn parse<T: DeserializeOwned>(tool: &str, arguments: Option<JsonObject>) -> Result<T, CallToolResult> {

@@ -18,6 +18,7 @@ pub mod access;
 pub mod args;
 pub mod describe;
 mod drain;
+mod error_fit;
 pub mod envelope;
 mod host_guard;
 mod http;

@@ -3,7 +3,9 @@
 //! the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
 //! their handler runs; each surface keeps its own result format through [`Surface`]. Every call runs in a
 //! `tool_call` span (surface, tool, principal) and ends with one log line (outcome, duration) and its metrics
-//! (`cairn_tool_calls_total`, `cairn_tool_call_duration_seconds`); its arguments are never logged.
+//! (`cairn_tool_calls_total`, `cairn_tool_call_duration_seconds`); its arguments are never logged. Arguments hosts
+//! add on their own are dropped before the handler parses them ([`args::HOST_ADDED`]), and an error result keeps its
+//! structured content only where it fits the tool's output schema ([`error_fit`](crate::error_fit)).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,6 +17,8 @@ use rmcp::{ErrorData, RoleServer};
 use tracing::Instrument;
 
 use crate::access::{Access, Denied, Scope};
+use crate::args;
+use crate::error_fit::OutputCheck;
 
 /// What a tool handler returns.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = CallToolResult> + Send + 'a>>;
@@ -70,6 +74,8 @@ pub trait Surface: Sized + Send + Sync + 'static {
 #[derive(Debug)]
 pub struct Registry<S> {
     entries: Vec<ToolEntry<S>>,
+    /// Each entry's output schema, to keep error results within it.
+    checks: Vec<OutputCheck>,
 }
 
 impl<S: Surface> Registry<S> {
@@ -82,7 +88,8 @@ impl<S: Surface> Registry<S> {
                 entry.tool.name
             );
         }
-        Registry { entries }
+        let checks = entries.iter().map(|_| OutputCheck::default()).collect();
+        Registry { entries, checks }
     }
 
     /// Every entry.
@@ -124,9 +131,11 @@ pub async fn call_tool<S: Surface>(
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
     let name = request.name.as_ref();
-    let Some(entry) = server.registry().entry(name) else {
+    let registry = server.registry();
+    let Some(index) = registry.entries.iter().position(|e| e.tool.name == name) else {
         return server.unknown_tool(name).map(Into::into);
     };
+    let entry = &registry.entries[index];
     let started = Instant::now();
     let access = server.access(&context);
     let principal = access.as_ref().map_or("nobody", |a| a.name.as_str());
@@ -138,7 +147,7 @@ pub async fn call_tool<S: Surface>(
         }
         Some((_, Err(denied))) => (server.refused(&denied), "refused"),
         Some((access, Ok(_))) => {
-            let call = Call { args: request.arguments, context: &context, access };
+            let call = Call { args: args::without_host_added(request.arguments), context: &context, access };
             let result = (entry.call)(server, call).instrument(span.clone()).await;
             let outcome = if result.is_error == Some(true) { "error" } else { "ok" };
             (result, outcome)
@@ -147,7 +156,7 @@ pub async fn call_tool<S: Surface>(
     let elapsed = started.elapsed();
     cairn_telemetry::metrics::tool_call(S::NAME, name, outcome, elapsed);
     span.in_scope(|| tracing::info!(outcome, duration_ms = elapsed.as_secs_f64() * 1000.0, "tool call"));
-    Ok(result.into())
+    Ok(registry.checks[index].fit(&entry.tool, result).into())
 }
 
 /// The `tools/list`, tool lookup and `tools/call` methods of an `rmcp::ServerHandler` impl, all handed to the

@@ -10,6 +10,7 @@ mod anthropic;
 #[path = "../common/claude_code.rs"]
 mod claude_code;
 mod gemini;
+mod host_arguments;
 mod openai_strict;
 #[path = "../common/raw_stdio.rs"]
 mod raw_stdio;

@@ -27,7 +27,7 @@ const OPEN_MAPS: &[(&str, &str, &str)] = &[
 ];
 
 /// Each surface's stdio server, in a fresh `CAIRN_HOME`.
-fn servers(home: &std::path::Path) -> Vec<(&'static str, Command)> {
+pub(crate) fn servers(home: &std::path::Path) -> Vec<(&'static str, Command)> {
     let binary = |name: &str, args: &[&str]| {
         let mut command = Command::new(std::path::Path::new(env!("CARGO_BIN_EXE_cairn")).with_file_name(name));
         command.args(args).env("CAIRN_HOME", home).current_dir(home);
@@ -41,7 +41,7 @@ fn servers(home: &std::path::Path) -> Vec<(&'static str, Command)> {
 }
 
 /// The tools a stdio server lists.
-async fn tools(server: &mut RawStdio) -> Vec<Value> {
+pub(crate) async fn tools(server: &mut RawStdio) -> Vec<Value> {
     server.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string().as_bytes()).await;
     let answer = server.until_answered(&json!(1)).await.pop().unwrap();
     answer["result"]["tools"].as_array().cloned().unwrap_or_else(|| panic!("no tools: {answer}"))
@@ -168,7 +168,7 @@ async fn the_work_tools_mark_their_mandatory_arguments_required() {
 }
 
 /// One `tools/call` on `server`: its result.
-async fn call(server: &mut RawStdio, id: u64, name: &str, arguments: Value) -> Value {
+pub(crate) async fn call(server: &mut RawStdio, id: u64, name: &str, arguments: Value) -> Value {
     let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}});
     server.send(request.to_string().as_bytes()).await;
     server.until_answered(&json!(id)).await.pop().unwrap()["result"].clone()
