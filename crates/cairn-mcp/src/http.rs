@@ -3,7 +3,7 @@
 //! Sessions are kept for clients of protocol versions before 2026-07-28 (they need them for server-to-client requests
 //! such as `roots/list`); newer clients are served statelessly. Given [`SharedSessions`], a session survives its
 //! node: any server sharing their rows continues it. The `Host` header must name a loopback address unless more
-//! hosts are allowed; [`serve_http`] also refuses browser origins of other hosts ([`AllowedHosts`]).
+//! hosts are allowed; [`serve_http`] also refuses browser pages of other origins ([`AllowedHosts`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

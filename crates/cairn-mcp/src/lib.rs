@@ -5,7 +5,8 @@
 //! [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old HTTP+SSE protocol DeepWork's `--transport sse`
 //! speaks); [`SharedSessions`] lets any node sharing its [`SessionRows`] continue an HTTP session another node
 //! started, and [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve`
-//! included, runs [`serve_router`], the serving loop with time limits for slow clients. The helpers in [`envelope`] build the result
+//! included, runs [`serve_router`], the serving loop with time limits for slow clients, behind [`AllowedHosts`] (the
+//! `Host`, `Origin` and `Sec-Fetch-Site` guard). The helpers in [`envelope`] build the result
 //! shapes the specs define, [`args`] turns raw tool arguments into typed parameters with errors an agent can act on,
 //! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry, its input schema in the
 //! portable form every host accepts (`portable`).
@@ -37,6 +38,7 @@ mod stdio;
 mod verdict;
 
 pub use drain::{DRAIN_LIMIT, InFlight, shutdown_signal};
+pub use host_guard::{AllowedHosts, Refusal};
 pub use http::{HttpOptions, http_service, serve_http};
 pub use serving::{BODY_IDLE_TIMEOUT, HEADER_READ_TIMEOUT, serve_router};
 pub use one_write::OneWrite;

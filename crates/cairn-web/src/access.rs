@@ -32,8 +32,6 @@ use cairn_roscoe::Actor;
 use cairn_work::Caller;
 use serde_json::{Value, json};
 
-use crate::csrf::cookie;
-
 /// The cookie that holds a browser's sign-in secret.
 pub(crate) const SIGN_IN_COOKIE: &str = "cairn_session";
 
@@ -250,7 +248,7 @@ pub(crate) struct Gate {
 
 /// How a refusal is worded for the route's family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+pub(crate) enum Family {
     /// An MCP endpoint: a JSON-RPC error body.
     Mcp,
     /// The roscoe REST API and `/metrics`: `{ error, code }`.
@@ -262,7 +260,8 @@ enum Family {
 }
 
 impl Family {
-    fn of(path: &str) -> Family {
+    /// The family of the route at `path`.
+    pub(crate) fn of(path: &str) -> Family {
         if matches!(path, "/mcp" | "/roscoe/mcp" | "/deepwork/mcp") {
             Family::Mcp
         } else if path.starts_with("/api/work/") || path == "/api/work" || path.starts_with("/api/spaces") {
@@ -340,6 +339,18 @@ async fn identify(gate: &Gate, rule: &Rule, headers: &HeaderMap) -> Result<Optio
             None => Err(Refusal::Unauthenticated { invalid: false }),
         },
     }
+}
+
+/// The value of cookie `name` in `headers` (the first, where a browser sends several).
+pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_owned())
 }
 
 /// The token of `Authorization: Bearer <token>`.

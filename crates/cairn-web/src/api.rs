@@ -10,9 +10,13 @@ mod workflows;
 
 use std::sync::Arc;
 
+use axum::middleware;
 use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::openapi::OpenApi as Document;
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::{ContentBuilder, ObjectBuilder, Required, Response};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use cairn_roscoe::Source;
 use serde::{Deserialize, Serialize};
@@ -20,6 +24,7 @@ use utoipa::{IntoParams, Modify, OpenApi, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::json_only;
 use crate::state::Web;
 
 pub(crate) use runs::ListQuery as RunListQuery;
@@ -55,9 +60,36 @@ impl From<SourceArg> for Source {
 #[openapi(
     info(title = "cairn", description = "The REST API of `cairn serve`: roscoe workflows and runs, the docs, \
         and work items, spaces and documents (bearer tokens, as for `/mcp`)."),
-    modifiers(&BearerScheme),
+    modifiers(&BearerScheme, &JsonOnly),
 )]
 struct ApiDoc;
+
+/// The operations of `item` that can change something.
+fn changing(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [item.post.as_mut(), item.put.as_mut(), item.patch.as_mut(), item.delete.as_mut()].into_iter().flatten()
+}
+
+/// Says what `json_only.rs` enforces: every operation that can change something takes `application/json` (an
+/// operation without a body of its own takes `{}` or nothing) and may answer 415.
+struct JsonOnly;
+
+impl Modify for JsonOnly {
+    fn modify(&self, openapi: &mut Document) {
+        for operation in openapi.paths.paths.values_mut().flat_map(changing) {
+            let refused = Response::new("The request's `Content-Type` is not `application/json`: `{ error, code }`.");
+            operation.responses.responses.insert("415".into(), refused.into());
+            operation.request_body.get_or_insert_with(|| {
+                let nothing = ContentBuilder::new().schema(Some(ObjectBuilder::new())).build();
+                RequestBodyBuilder::new()
+                    .description(Some("Nothing to send: `{}` or an empty body, as `application/json`."))
+                    .content("application/json", nothing)
+                    .required(Some(Required::False))
+                    .build()
+                    .into()
+            });
+        }
+    }
+}
 
 /// Declares the `bearer` security scheme the work routes use.
 struct BearerScheme;
@@ -102,5 +134,5 @@ pub(crate) fn routes(web: Web) -> Router {
         .with_state(web)
         .split_for_parts();
     let document = Arc::new(document);
-    router.route("/api/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
+    router.layer(middleware::from_fn(json_only::require)).route("/api/openapi.json", get(move || async move { Json(document.as_ref().clone()) }))
 }

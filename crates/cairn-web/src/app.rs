@@ -10,7 +10,7 @@ use cairn_deepwork::{DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
 use tokio_util::sync::CancellationToken;
 
-use crate::host_check::{self, AllowedHosts};
+use crate::host_check;
 use crate::rate_limit::RateLimit;
 use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
@@ -92,7 +92,10 @@ impl App {
         let gate = Gate { work: self.work.clone(), required };
         let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
         let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);
-        let guarded = host_check::layer(limited, AllowedHosts::new(&self.extra_allowed_hosts));
+        // Pages of the public address (run links name it) are the server's own origin too.
+        let public_url = std::env::var("ROSCOE_PUBLIC_URL").ok();
+        let hosts = cairn_mcp::AllowedHosts::new(&self.extra_allowed_hosts).with_public_url(public_url.as_deref());
+        let guarded = host_check::layer(limited, hosts);
         request_log::layer(security_headers::layer(early_close::layer(guarded)))
     }
 

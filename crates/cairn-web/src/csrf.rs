@@ -1,18 +1,21 @@
-//! CSRF protection for every state-changing request the web UI makes (signed double-submit tokens).
+//! CSRF protection for every state-changing form of the web UI: form tokens bound to the browser's sign-in.
 //!
-//! A browser gets a random `cairn_csrf` cookie (HttpOnly, SameSite=Strict) on its first page. Every form carries
-//! `csrf = HMAC-SHA256(process key, cookie)`; a POST is accepted only when that field matches the cookie it came
-//! with. A page on another site can neither read the cookie nor compute the token, and the Host/Origin guard in
-//! front of every route refuses foreign `Origin`s as well. The key is random per process, so tokens die with it.
+//! Every form carries `csrf = HMAC-SHA256(process key, sign-in)`, where the sign-in is the secret of the browser's
+//! `cairn_session` cookie (HttpOnly: no page can read it) and, for a browser without one, a fixed word; a POST is
+//! accepted only with the token of the sign-in it comes with. So a token is worth nothing without its sign-in: one
+//! read from `/signin` by any process of the host, or made for another browser, does not work in a signed-in browser,
+//! and no cookie that a page of another port of the host could set (cookies ignore ports) makes one work. The token
+//! of no sign-in, which the local person of a loopback server uses, is one any process of the host can read (it is
+//! that person already); a page of another origin cannot, and the Origin guard in front of every route refuses its
+//! requests anyway. The key is random per process, so tokens die with it.
 
 use std::sync::Arc;
 
-use axum::http::{HeaderMap, HeaderValue, header};
+use axum::http::HeaderMap;
 use cairn_work::auth::{hex, hmac_sha256};
 use subtle::ConstantTimeEq;
 
-/// The cookie that carries the browser's random value.
-pub(crate) const COOKIE: &str = "cairn_csrf";
+use crate::access::{SIGN_IN_COOKIE, cookie};
 
 /// The per-process key.
 #[derive(Clone)]
@@ -26,90 +29,53 @@ impl std::fmt::Debug for Csrf {
     }
 }
 
-/// A browser's CSRF identity for one request: its cookie value, and whether the response must set it.
-#[derive(Debug, Clone)]
-pub(crate) struct Browser {
-    /// The random cookie value (hex).
-    pub(crate) cookie: String,
-    /// False when the request already carried it.
-    pub(crate) fresh: bool,
-}
-
-impl Browser {
-    /// The `Set-Cookie` header to send when the cookie is new.
-    pub(crate) fn set_cookie(&self) -> Option<HeaderValue> {
-        self.fresh
-            .then(|| HeaderValue::from_str(&format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", self.cookie)).ok())
-            .flatten()
-    }
-}
-
 impl Csrf {
     /// A fresh random key.
     pub(crate) fn new() -> Csrf {
-        Csrf { key: Arc::new(random_bytes()) }
+        let mut key = [0u8; 32];
+        getrandom::fill(&mut key).expect("the operating system's random source is available");
+        Csrf { key: Arc::new(key) }
     }
 
-    /// The browser behind `headers`: its cookie, or a new random one.
-    pub(crate) fn browser(&self, headers: &HeaderMap) -> Browser {
-        match cookie(headers, COOKIE).filter(|v| v.len() == 64 && v.bytes().all(|b| b.is_ascii_hexdigit())) {
-            Some(value) => Browser { cookie: value, fresh: false },
-            None => Browser { cookie: hex(&random_bytes()), fresh: true },
-        }
+    /// The form token of the browser behind `headers`: of its sign-in, or of no sign-in.
+    pub(crate) fn token(&self, headers: &HeaderMap) -> String {
+        let binding = match cookie(headers, SIGN_IN_COOKIE).filter(|secret| !secret.is_empty()) {
+            Some(secret) => format!("sign-in {secret}"),
+            None => "no sign-in".to_owned(),
+        };
+        hex(&hmac_sha256(self.key.as_slice(), binding.as_bytes()))
     }
 
-    /// The form token for `browser`.
-    pub(crate) fn token(&self, browser: &Browser) -> String {
-        hex(&hmac_sha256(self.key.as_slice(), browser.cookie.as_bytes()))
-    }
-
-    /// Whether `token` (a form field) is the one for the cookie `headers` carry.
+    /// Whether `token` (a form field) is the form token of the browser behind `headers`.
     pub(crate) fn verify(&self, headers: &HeaderMap, token: &str) -> bool {
-        let Some(value) = cookie(headers, COOKIE) else { return false };
-        let expected = hex(&hmac_sha256(self.key.as_slice(), value.as_bytes()));
-        expected.as_bytes().ct_eq(token.as_bytes()).into()
+        self.token(headers).as_bytes().ct_eq(token.as_bytes()).into()
     }
-}
-
-/// The value of cookie `name` in `headers`.
-pub(crate) fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_owned())
-}
-
-fn random_bytes() -> [u8; 32] {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("the operating system's random source is available");
-    bytes
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::{HeaderValue, header};
 
     fn with_cookie(value: &str) -> HeaderMap {
         let mut headers = HeaderMap::new();
-        headers.insert(header::COOKIE, HeaderValue::from_str(&format!("other=1; {COOKIE}={value}")).unwrap());
+        headers.insert(header::COOKIE, HeaderValue::from_str(value).unwrap());
         headers
     }
 
     #[test]
-    fn a_token_verifies_only_with_its_own_cookie_and_key() {
+    fn a_token_verifies_only_with_its_own_sign_in_and_key() {
         let csrf = Csrf::new();
-        let browser = csrf.browser(&HeaderMap::new());
-        assert!(browser.fresh && browser.set_cookie().is_some());
-        let token = csrf.token(&browser);
-        assert!(csrf.verify(&with_cookie(&browser.cookie), &token));
-        let again = csrf.browser(&with_cookie(&browser.cookie));
-        assert!(!again.fresh && again.set_cookie().is_none());
-        assert!(!csrf.verify(&with_cookie(&"0".repeat(64)), &token));
-        assert!(!csrf.verify(&HeaderMap::new(), &token));
-        assert!(!Csrf::new().verify(&with_cookie(&browser.cookie), &token));
+        let ada = with_cookie("cairn_csrf=planted; cairn_session=ada-secret");
+        let token = csrf.token(&ada);
+        assert!(csrf.verify(&ada, &token));
+        assert!(csrf.verify(&with_cookie("cairn_session=ada-secret; other=1"), &token), "other cookies do not matter");
+        assert!(!csrf.verify(&with_cookie("cairn_session=bob-secret"), &token), "another sign-in's");
+        assert!(!csrf.verify(&HeaderMap::new(), &token), "no sign-in's");
+        assert!(!Csrf::new().verify(&ada, &token), "another process's");
+        let nobody = csrf.token(&HeaderMap::new());
+        assert!(csrf.verify(&with_cookie("cairn_session="), &nobody), "an empty sign-in cookie is none");
+        assert!(!csrf.verify(&ada, &nobody), "the token of no sign-in is refused with a sign-in");
+        assert!(!csrf.verify(&ada, ""));
     }
 }

@@ -1,33 +1,14 @@
-//! The DNS-rebinding guard in front of every route: the `Host` header must name loopback (or an allowed host), and a
-//! browser's `Origin`, when sent, must be one of those hosts too (`Origin: null`, sent by sandboxed frames and `file:`
-//! pages, never is). Anything else is `403 Forbidden` with a sentence saying how to allow the host.
-
-use std::sync::Arc;
+//! The DNS-rebinding and cross-origin guard in front of every route of `cairn serve`: cairn-mcp's [`AllowedHosts`]
+//! (a loopback or `--allowed-host` `Host`; an `Origin` of the same scheme, host and port as the server's own, an
+//! allowed host's or `ROSCOE_PUBLIC_URL`'s; no state-changing request from another site or origin by
+//! `Sec-Fetch-Site`). A refusal is `403 Forbidden` with the reason, and for a `Host` the flag that allows it.
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-
-/// The host names a request may address.
-#[derive(Debug, Clone)]
-pub(crate) struct AllowedHosts(Arc<Vec<String>>);
-
-impl AllowedHosts {
-    /// Loopback names plus `extra`.
-    pub(crate) fn new(extra: &[String]) -> Self {
-        let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into(), "::1".into()];
-        hosts.extend(extra.iter().map(|h| h.to_ascii_lowercase()));
-        AllowedHosts(Arc::new(hosts))
-    }
-
-    fn allows(&self, authority: &str) -> bool {
-        let lower = authority.to_ascii_lowercase();
-        let host = strip_port(&lower);
-        self.0.iter().any(|allowed| allowed == host)
-    }
-}
+use cairn_mcp::{AllowedHosts, Refusal};
 
 /// `router` with the check in front of every route.
 pub(crate) fn layer(router: Router, hosts: AllowedHosts) -> Router {
@@ -35,71 +16,34 @@ pub(crate) fn layer(router: Router, hosts: AllowedHosts) -> Router {
 }
 
 async fn check(State(hosts): State<AllowedHosts>, request: Request, next: Next) -> Response {
-    if let Err(reason) = verdict(&hosts, request.headers()) {
-        return (StatusCode::FORBIDDEN, reason).into_response();
+    match hosts.check(request.method(), request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(refusal) => (StatusCode::FORBIDDEN, reason(&refusal)).into_response(),
     }
-    next.run(request).await
 }
 
-fn verdict(hosts: &AllowedHosts, headers: &HeaderMap) -> Result<(), String> {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or_default();
-    if !hosts.allows(host) {
-        return Err(format!(
-            "Forbidden: Host '{host}' is not allowed. cairn serve answers loopback names only; start it with \
-             --allowed-host {} to accept this name.",
-            strip_port(host)
-        ));
+/// The refusal's sentence, with the `cairn serve` flag that allows a refused host name.
+fn reason(refusal: &Refusal) -> String {
+    match refusal.refused_name() {
+        Some(name) => format!("{refusal} Start cairn serve with --allowed-host {name} to accept this name."),
+        None => refusal.to_string(),
     }
-    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
-        let authority = origin.split_once("://").map_or(origin, |(_, rest)| rest);
-        // `null` is what sandboxed frames, `file:` pages and data URLs send: never one of ours.
-        if origin == "null" || !hosts.allows(authority) {
-            return Err(format!("Forbidden: Origin '{origin}' is not allowed."));
-        }
-    }
-    Ok(())
-}
-
-/// `host:port` → `host`; `[::1]:80` → `[::1]`.
-fn strip_port(authority: &str) -> &str {
-    if authority.starts_with('[') {
-        return authority.split_once(']').map_or(authority, |(h, _)| &authority[..h.len() + 1]);
-    }
-    authority.rsplit_once(':').map_or(authority, |(h, port)| {
-        if port.chars().all(|c| c.is_ascii_digit()) { h } else { authority }
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::http::HeaderValue;
-
-    fn headers(host: &str, origin: Option<&str>) -> HeaderMap {
-        let mut h = HeaderMap::new();
-        h.insert(header::HOST, HeaderValue::from_str(host).unwrap());
-        if let Some(o) = origin {
-            h.insert(header::ORIGIN, HeaderValue::from_str(o).unwrap());
-        }
-        h
-    }
+    use axum::http::{HeaderMap, HeaderValue, Method, header};
 
     #[test]
-    fn loopback_hosts_pass_and_others_are_refused_with_a_fix() {
-        let hosts = AllowedHosts::new(&[]);
-        for ok in ["127.0.0.1:7777", "localhost", "LOCALHOST:1", "[::1]:7777"] {
-            assert!(verdict(&hosts, &headers(ok, None)).is_ok(), "{ok}");
-        }
-        let err = verdict(&hosts, &headers("evil.example:7777", None)).unwrap_err();
-        assert!(err.contains("--allowed-host evil.example"), "{err}");
-        assert!(verdict(&AllowedHosts::new(&["cairn.lan".into()]), &headers("cairn.lan:80", None)).is_ok());
-    }
-
-    #[test]
-    fn a_foreign_origin_is_refused_even_on_a_loopback_host() {
-        let hosts = AllowedHosts::new(&[]);
-        assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("http://127.0.0.1:7777"))).is_ok());
-        assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("https://evil.example"))).is_err());
-        assert!(verdict(&hosts, &headers("127.0.0.1:7777", Some("null"))).is_err(), "Origin: null is foreign too");
+    fn a_refused_host_is_told_the_flag_that_allows_it() {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::HOST, HeaderValue::from_static("evil.example:7777"));
+        let refusal = AllowedHosts::new(&[]).check(&Method::GET, &headers).unwrap_err();
+        assert!(reason(&refusal).ends_with("--allowed-host evil.example to accept this name."), "{}", reason(&refusal));
+        headers.insert(header::HOST, HeaderValue::from_static("127.0.0.1:7777"));
+        headers.insert(header::ORIGIN, HeaderValue::from_static("http://127.0.0.1:8080"));
+        let refusal = AllowedHosts::new(&[]).check(&Method::GET, &headers).unwrap_err();
+        assert!(!reason(&refusal).contains("--allowed-host"), "{}", reason(&refusal));
     }
 }

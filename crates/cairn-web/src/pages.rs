@@ -29,7 +29,6 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
 use crate::access::Principal;
-use crate::csrf::Browser;
 use crate::error::ApiError;
 pub(crate) use crate::page_error::PageError;
 use crate::state::Web;
@@ -84,29 +83,25 @@ pub(crate) struct Layout {
     pub(crate) projects: Vec<Project>,
     /// The page's path, where the switcher sends the choice.
     pub(crate) path: String,
-    /// The form token of this browser.
+    /// The form token of this browser's sign-in.
     pub(crate) csrf: String,
     /// Whether `--project` gives a DeepWork sessions page.
     pub(crate) has_sessions: bool,
     /// Who the browser is signed in as (`Ada (person)`; the header offers to sign out), `None` when it is not.
     pub(crate) signed_in: Option<String>,
-    /// The browser's CSRF cookie, set on the response when new.
-    browser: Browser,
 }
 
 impl Layout {
     /// The layout of the page `visit` asks for, in workspace `ws`.
     pub(crate) async fn new(web: &Web, visit: &Visit, ws: &Workspace) -> Result<Layout, PageError> {
-        let browser = web.csrf.browser(&visit.headers);
         Ok(Layout {
             project: ws.key.clone(),
             workspace_name: ws.name.clone(),
             projects: workspace::projects(web).await?,
             path: visit.uri.path().to_owned(),
-            csrf: web.csrf.token(&browser),
+            csrf: web.csrf.token(&visit.headers),
             has_sessions: web.deepwork.is_some(),
             signed_in: visit.principal.as_ref().and_then(|p| p.signed_in_as()).map(str::to_owned),
-            browser,
         })
     }
 }
@@ -115,7 +110,7 @@ impl Layout {
 /// page of a browser that has not signed in).
 #[derive(Debug, Clone)]
 pub(crate) struct Visit {
-    /// The request's headers (cookies, for CSRF).
+    /// The request's headers (the sign-in cookie, for CSRF).
     pub(crate) headers: HeaderMap,
     /// The request's URI.
     pub(crate) uri: Uri,
@@ -142,15 +137,6 @@ impl Visit {
             PageError(ApiError::roscoe(StatusCode::UNAUTHORIZED, "unauthenticated", "sign in at /signin first"))
         })
     }
-}
-
-/// Renders `page` as the HTML response, setting the CSRF cookie when it is new.
-pub(crate) fn render<T: Template>(layout: &Layout, page: &T) -> Response {
-    let mut response = html(page);
-    if let Some(cookie) = layout.browser.set_cookie() {
-        response.headers_mut().insert(header::SET_COOKIE, cookie);
-    }
-    response
 }
 
 /// `page` as an HTML response (500 if it cannot be rendered).
@@ -180,7 +166,7 @@ pub(crate) struct CsrfForm {
     pub(crate) csrf: String,
 }
 
-/// Refuses a form whose token does not match the browser's cookie (`403`).
+/// Refuses a form whose token is not the one of the browser's sign-in (`403`).
 pub(crate) fn check_csrf(web: &Web, headers: &HeaderMap, token: &str) -> Result<(), PageError> {
     if web.csrf.verify(headers, token) {
         return Ok(());

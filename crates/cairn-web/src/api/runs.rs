@@ -18,6 +18,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::{ProjectQuery, SourceArg};
 use crate::access::Principal;
 use crate::error::ApiError;
+use crate::json_only::OptionalJson;
 use crate::live::Watcher;
 use crate::state::Web;
 use crate::workspace::Workspace;
@@ -277,10 +278,10 @@ pub(crate) async fn cancel(
     principal: Principal,
     Path(id): Path<String>,
     Query(q): Query<ProjectQuery>,
-    body: Option<Json<CancelBody>>,
+    OptionalJson(body): OptionalJson<CancelBody>,
 ) -> Result<Json<Value>, ApiError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
-    let reason = body.and_then(|Json(b)| b.reason);
+    let reason = body.and_then(|b| b.reason);
     Ok(json(web.runs.cancel_run(&ws.scope, &id, reason, &principal.actor()).await?))
 }
 

@@ -10,7 +10,7 @@ use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Layout, PageError, render, Visit};
+use super::{Layout, PageError, html, Visit};
 use crate::state::Web;
 use crate::workspace::Workspace;
 
@@ -68,7 +68,7 @@ pub(crate) async fn list(
         },
     };
     let page = ListPage { layout: layout.clone(), query: q.q, error, hits, pages: web.roscoe.list_docs() };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// `GET /docs/{slug}`.
@@ -81,7 +81,7 @@ pub(crate) async fn page(
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let title = doc.frontmatter.get("title").and_then(Value::as_str).unwrap_or(&slug).to_owned();
     let page = DocPage { layout: layout.clone(), title, html: markdown(&slug, &doc.markdown) };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// Markdown → HTML for the page `slug`: headings get their section ids, relative `.md` links become page links, and

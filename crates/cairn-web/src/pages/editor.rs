@@ -16,7 +16,7 @@ use cairn_roscoe::{Body, Source, Subject};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Layout, PageError, check_csrf, render, Visit};
+use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::error::ApiError;
 use crate::graph::Graph;
 use crate::state::{Web, blocking};
@@ -105,7 +105,7 @@ pub(crate) async fn edit(
     })
     .await?;
     let (findings, graph) = check(&web, &ws, yaml.clone(), Some(id.clone())).await?;
-    Ok(render(&layout, &EditorPage { layout: layout.clone(), id, source, yaml, findings, graph }))
+    Ok(html(&EditorPage { layout: layout.clone(), id, source, yaml, findings, graph }))
 }
 
 /// `GET /workflows/new`: the editor on the template.
@@ -114,7 +114,7 @@ pub(crate) async fn new(State(web): State<Web>, visit: Visit, Query(q): Query<Ed
     let layout = Layout::new(&web, &visit, &ws).await?;
     let (findings, graph) = check(&web, &ws, TEMPLATE.to_owned(), None).await?;
     let page = EditorPage { layout: layout.clone(), id: String::new(), source: String::new(), yaml: TEMPLATE.to_owned(), findings, graph };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// A textarea's text as the file holds it: browsers submit a textarea's line breaks as CR LF.

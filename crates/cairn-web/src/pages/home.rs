@@ -10,7 +10,7 @@ use cairn_work::{ListQuery, WORK_READ, WorkItem};
 use serde_json::Value;
 
 use super::signin::work_caller;
-use super::{Layout, PageError, ProjectParam, render, Visit};
+use super::{Layout, PageError, ProjectParam, html, Visit};
 use crate::state::{Web, blocking};
 use crate::when::Moment;
 use crate::workspace::{self, Workspace};
@@ -146,5 +146,5 @@ pub(crate) async fn page(
     };
     let layout = Layout::new(&web, &visit, &Workspace::resolve(&web, q.project.as_deref()).await?).await?;
     let page = HomePage { layout: layout.clone(), inbox, under_way, failed, items, sessions };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }

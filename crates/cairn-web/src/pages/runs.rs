@@ -17,7 +17,7 @@ use serde_json::Value;
 use chrono::{DateTime, Utc};
 
 use super::run_form::{CsrfToken, RunForm, back};
-use super::{Layout, PageError, ProjectParam, render, Visit};
+use super::{Layout, PageError, ProjectParam, html, Visit};
 use crate::api::RunListQuery;
 use crate::graph::Graph;
 use crate::live::Watcher;
@@ -162,7 +162,7 @@ pub(crate) async fn list(
         (r, started)
     }).collect();
     let page = ListPage { layout: layout.clone(), rows, statuses: STATUSES.map(String::from).to_vec(), status, workflow_id };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// A value as a page shows it: text as it is, anything else as pretty JSON, nothing as "".
@@ -338,7 +338,7 @@ pub(crate) async fn page(
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let layout = Layout::new(&web, &visit, &ws).await?;
     let (live, graph) = run_live(&web, &ws, &id, layout.csrf.clone()).await?;
-    Ok(render(&layout, &RunPage { layout: layout.clone(), live, graph }))
+    Ok(html(&RunPage { layout: layout.clone(), live, graph }))
 }
 
 /// `?project=&since=` of the live stream.
@@ -359,7 +359,7 @@ pub(crate) async fn live(
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     web.runs.get_run_history(&ws.scope, &id).await?;
-    let csrf = web.csrf.token(&web.csrf.browser(&visit.headers));
+    let csrf = web.csrf.token(&visit.headers);
     let watcher = Watcher::new(web.clone(), id, q.since);
     let stream = futures::stream::unfold((watcher, web, ws, csrf), |(mut watcher, web, ws, csrf)| async move {
         let body = match watcher.changed().await? {

@@ -10,7 +10,7 @@ use axum::response::Response;
 use cairn_deepwork::reviews::{OpenReview, SessionReviews};
 use serde_json::Value;
 
-use super::{Layout, PageError, render, Visit};
+use super::{Layout, PageError, html, Visit};
 use crate::error::ApiError;
 use crate::state::{DeepworkProject, Web, blocking};
 use crate::workspace::Workspace;
@@ -84,7 +84,7 @@ pub(crate) async fn list(State(web): State<Web>, visit: Visit) -> Result<Respons
     let root = project.root.display().to_string();
     let found = blocking(move || Ok(project.service.active_sessions(&project.root))).await?;
     let page = ListPage { layout: layout.clone(), root, sessions: found.iter().map(workflow).collect() };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// `GET /sessions/{id}`: one session's active workflows and the reviews its current step still needs.
@@ -127,5 +127,5 @@ pub(crate) async fn page(
         reviews: reviews.reviews,
         problems: reviews.problems,
     };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }

@@ -13,7 +13,7 @@ use cairn_work::{NewToken, OwnedAccount};
 use serde::Deserialize;
 
 use super::signin::work_caller;
-use super::{Layout, PageError, ProjectParam, check_csrf, render, Visit};
+use super::{Layout, PageError, ProjectParam, check_csrf, html, Visit};
 use crate::state::Web;
 use crate::when::{Moment, usd};
 use crate::workspace::Workspace;
@@ -117,7 +117,7 @@ async fn show(web: &Web, visit: &Visit, project: Option<&str>, created: Option<N
         scopes,
         created,
     };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// `GET /settings?project=`.

@@ -19,9 +19,8 @@ use axum::response::{IntoResponse, Redirect, Response};
 use cairn_work::{Caller, Kind, SIGN_IN_TTL_MS, Scope};
 use serde::Deserialize;
 
-use super::{Layout, PageError, Visit, check_csrf, render};
-use crate::access::{SIGN_IN_COOKIE, cookie_attributes};
-use crate::csrf::cookie;
+use super::{Layout, PageError, Visit, check_csrf, html};
+use crate::access::{SIGN_IN_COOKIE, cookie, cookie_attributes};
 use crate::error::ApiError;
 use crate::state::Web;
 use crate::workspace::Workspace;
@@ -119,7 +118,7 @@ pub(crate) async fn page(
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let next = local_path(q.next.as_deref().unwrap_or("/")).to_owned();
     let page = SignInPage { layout: layout.clone(), signed_in, error, fallback: fallback(&web), next };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// `POST /signin`: a valid token becomes a sign-in of this browser; anything else shows the form again with the
@@ -144,7 +143,7 @@ pub(crate) async fn sign_in(State(web): State<Web>, visit: Visit, Form(form): Fo
     };
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page = SignInPage { layout: layout.clone(), signed_in: current(&visit), error: Some(error.to_owned()), fallback: fallback(&web), next };
-    Ok((status, render(&layout, &page)).into_response())
+    Ok((status, html(&page)).into_response())
 }
 
 /// `POST /signout`: ends the browser's sign-in on the server and forgets its cookie.

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::signin::work_caller;
-use super::{Layout, PageError, check_csrf, html, render, Visit};
+use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::state::Web;
 use crate::when::Moment;
 use crate::workspace::Workspace;
@@ -201,7 +201,7 @@ pub(crate) async fn board(
     let caller = work_caller(&web, &visit, "work_list", &WORK_READ).await?;
     let columns = columns(&web, &caller, &q).await?;
     if q.fragment.is_some() {
-        let csrf = web.csrf.token(&web.csrf.browser(&visit.headers));
+        let csrf = web.csrf.token(&visit.headers);
         return Ok(html(&BoardFragment { csrf, columns }));
     }
     let listed = web.work.list_spaces(&caller, "", 200, "").await?;
@@ -222,7 +222,7 @@ pub(crate) async fn board(
         spaces,
         query,
     };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// `POST /work/items/{id}/claim`: the caller claims an open item under its display name.
@@ -255,7 +255,7 @@ pub(crate) async fn documents(State(web): State<Web>, visit: Visit) -> Result<Re
         spaces.push((space["name"].as_str().unwrap_or_default().to_owned(), docs));
     }
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
-    Ok(render(&layout, &DocumentsPage { layout: layout.clone(), account: caller.label(), spaces }))
+    Ok(html(&DocumentsPage { layout: layout.clone(), account: caller.label(), spaces }))
 }
 
 fn summary(d: &Value) -> Option<DocumentSummary> {
@@ -285,7 +285,7 @@ pub(crate) async fn document(
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page =
         DocumentPage { layout: layout.clone(), title: doc.title, version: doc.version, body: doc.body, pieces, status_error };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 fn piece(p: &Value) -> Piece {

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::signin::work_caller;
-use super::{Layout, PageError, check_csrf, render, Visit};
+use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::state::Web;
 use crate::when::Moment;
 use crate::workspace::Workspace;
@@ -77,7 +77,7 @@ pub(crate) async fn page(
         .collect();
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let page = ItemPage { layout: layout.clone(), created: Moment::of(&found.item.created_at), item: found.item, history };
-    Ok(render(&layout, &page))
+    Ok(html(&page))
 }
 
 /// Where a form goes back to: the item's page when it came from there, else the board.

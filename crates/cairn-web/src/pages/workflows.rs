@@ -9,7 +9,7 @@ use cairn_roscoe::{Source, Subject};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Layout, PageError, check_csrf, render, Visit};
+use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::error::ApiError;
 use crate::graph::Graph;
 use crate::state::{Web, blocking};
@@ -86,7 +86,7 @@ pub(crate) async fn list(
             .collect::<Vec<_>>())
     })
     .await?;
-    Ok(render(&layout, &ListPage { layout: layout.clone(), rows }))
+    Ok(html(&ListPage { layout: layout.clone(), rows }))
 }
 
 /// `GET /workflows/{id}`.
@@ -118,7 +118,7 @@ pub(crate) async fn page(
         })
     })
     .await?;
-    Ok(render(&page.layout, &page))
+    Ok(html(&page))
 }
 
 /// The start form.

@@ -143,12 +143,10 @@ async fn the_commands_of_deploy_md_work_as_written() {
 
     // The person's token signs in.
     let page = client.get(format!("{base}/signin")).send().await.unwrap();
-    let csrf_cookie = page.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
     let html = page.text().await.unwrap();
     let csrf = html.split("name=\"csrf\" value=\"").nth(1).unwrap().split('"').next().unwrap().to_owned();
     let signed = client
         .post(format!("{base}/signin"))
-        .header("cookie", &csrf_cookie)
         .header("content-type", "application/x-www-form-urlencoded")
         .body(format!("csrf={csrf}&token={}", person["token"].as_str().unwrap()))
         .send()

@@ -203,23 +203,24 @@ enum Credential<'a> {
     Cookie(&'a str),
 }
 
-/// Signs a browser in with `token`: its `Cookie:` header (CSRF cookie and sign-in).
+/// Signs a browser in with `token`: its `Cookie:` header (the sign-in).
 async fn sign_in(env: &Env, token: &str) -> String {
     signed_in_browser(env, token).await.0
 }
 
-/// [`sign_in`], and the browser's form token.
-async fn signed_in_browser(env: &Env, token: &str) -> (String, String) {
-    let client = http();
-    let page = client.get(env.served.url("/signin")).send().await.unwrap();
-    let csrf_cookie = page.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+/// The form token of the `/signin` page for a browser with `cookie`.
+async fn form_token(env: &Env, cookie: &str) -> String {
+    let page = http().get(env.served.url("/signin")).header("cookie", cookie).send().await.unwrap();
     let html = page.text().await.unwrap();
-    let csrf = regex::Regex::new(r#"name="csrf" value="([0-9a-f]+)""#).unwrap().captures(&html).unwrap()[1].to_owned();
-    let signed = client
+    regex::Regex::new(r#"name="csrf" value="([0-9a-f]+)""#).unwrap().captures(&html).unwrap()[1].to_owned()
+}
+
+/// [`sign_in`], and the form token of that sign-in.
+async fn signed_in_browser(env: &Env, token: &str) -> (String, String) {
+    let signed = http()
         .post(env.served.url("/signin"))
-        .header("cookie", &csrf_cookie)
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(format!("csrf={csrf}&token={token}"))
+        .body(format!("csrf={}&token={token}", form_token(env, "").await))
         .send()
         .await
         .unwrap();
@@ -231,7 +232,8 @@ async fn signed_in_browser(env: &Env, token: &str) -> (String, String) {
         .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_owned())
         .find(|c| c.starts_with("cairn_session="))
         .unwrap();
-    (format!("{csrf_cookie}; {session}"), csrf)
+    let csrf = form_token(env, &session).await;
+    (session, csrf)
 }
 
 /// Whether an answer is a refusal of the access layer (401, a redirect to sign in, or 403 insufficient_scope).

@@ -58,7 +58,7 @@ async fn a_run_starts_streams_its_events_and_completes_by_a_decision() {
     assert_eq!(events.last().unwrap()["data"]["status"], "completed", "{body}");
     assert!(events.iter().all(|e| e["runId"] == id.as_str()));
 
-    let again = client.post(url(&format!("/api/runs/{id}/cancel"))).send().await.unwrap();
+    let again = client.post(url(&format!("/api/runs/{id}/cancel"))).header("content-type", "application/json").send().await.unwrap();
     assert_eq!(again.status(), 409);
     assert_eq!(again.json::<Value>().await.unwrap()["code"], "terminal");
     let missing = client.get(url("/api/runs/nope?project=global")).send().await.unwrap();
@@ -101,10 +101,10 @@ async fn workflows_are_written_checked_and_deleted_with_the_writer_codes() {
     assert_eq!(both.status(), 400);
     assert_eq!(both.json::<Value>().await.unwrap()["code"], "invalid_input");
 
-    let unconfirmed = client.delete(url("/api/workflows/tiny")).send().await.unwrap();
+    let unconfirmed = client.delete(url("/api/workflows/tiny")).json(&json!({})).send().await.unwrap();
     assert_eq!(unconfirmed.status(), 400);
     assert_eq!(unconfirmed.json::<Value>().await.unwrap()["code"], "confirm_required");
-    let deleted = client.delete(url("/api/workflows/tiny?confirm=true")).send().await.unwrap();
+    let deleted = client.delete(url("/api/workflows/tiny?confirm=true")).json(&json!({})).send().await.unwrap();
     assert_eq!(deleted.status(), 200);
     let gone = client.get(url("/api/workflows/tiny")).send().await.unwrap();
     assert_eq!(gone.status(), 404);

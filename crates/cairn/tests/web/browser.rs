@@ -1,5 +1,5 @@
-//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real
-//! `cairn serve`.
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs`, `cross_port.mjs` and
+//! `axe.mjs` (Node + playwright-core + Debian chromium) against a real `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
 //! them skips these tests with a note, but in CI (`CI=true`) a missing tool fails them. Screenshots go to
@@ -183,4 +183,36 @@ async fn every_page_passes_axe_fits_700_px_and_is_reachable_by_keyboard() {
     }
     let env = crate::crawl::populated().await;
     run_script("axe.mjs", &[("CAIRN_BASE", env.served.base.clone())]).await;
+}
+
+#[tokio::test]
+async fn a_page_on_another_port_can_neither_cancel_a_run_nor_decide_through_a_signed_in_browser() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    let client = http();
+    let runs = env.served.url("/api/runs?project=global");
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let started = json_of(client.post(&runs).json(&json!({"workflowId": "decide"}))).await;
+        ids.push(started["runId"].as_str().unwrap().to_owned());
+    }
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("RUN_CANCEL", ids[0].clone()),
+        ("RUN_DECIDE", ids[1].clone()),
+        ("RUN_CONTROL", ids[2].clone()),
+        ("PERSON_TOKEN", token_as(&env, "Ada", "person", "roscoe:run")),
+        ("PERSON", "Ada (person)".to_owned()),
+    ];
+    run_script("cross_port.mjs", &vars).await;
+    let history = |id: &str| json_of(client.get(env.served.url(&format!("/api/runs/{id}?project=global"))));
+    for id in &ids[..2] {
+        let run = history(id).await;
+        assert_eq!(run["run"]["status"], "paused", "the other port's requests changed nothing: {run}");
+        assert!(run["actions"].as_array().unwrap().iter().all(|a| a["action"] != "decide" && a["action"] != "cancel"), "{run}");
+    }
+    let control = history(&ids[2]).await;
+    assert_eq!(control["run"]["status"], "completed", "the browser's own decision: {control}");
 }

@@ -108,15 +108,15 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     }
     // Nobody signed in: the loopback-only server's board acts as the local person.
     let page = client.get(url("/signin")).send().await.unwrap();
-    let browser = set_cookie(&page, "cairn_csrf").unwrap().split(';').next().unwrap().to_owned();
+    assert!(set_cookie(&page, "cairn_csrf").is_none(), "no form cookie: a form token belongs to a sign-in");
     let html = page.text().await.unwrap();
     assert!(html.contains("act as the local person"), "{html}");
     let csrf = csrf_of(&html);
-    let board = client.get(url("/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    let board = client.get(url("/work")).send().await.unwrap().text().await.unwrap();
     assert!(board.contains(r#"<span id="acting">local person (person)</span>"#), "{board}");
 
     // Bad attempts change nothing and say why.
-    let sign_in = |token: &str, csrf: &str| form(client.post(url("/signin")).header("cookie", &browser), &[("csrf", csrf), ("token", token)]);
+    let sign_in = |token: &str, csrf: &str| form(client.post(url("/signin")), &[("csrf", csrf), ("token", token)]);
     let forged = sign_in(&ada, &"0".repeat(64)).send().await.unwrap();
     assert_eq!(forged.status(), 403, "no sign-in without the form token");
     let unknown = sign_in("cairn_01ABCDEFGHJKMNPQRSTVWXYZ00_nope", &csrf).send().await.unwrap();
@@ -134,36 +134,40 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
     let cookie = set_cookie(&signed, "cairn_session").expect("the sign-in cookie");
     assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
     assert!(!cookie.contains(&ada) && !cookie.contains("Secure"), "no token in the cookie, no Secure over plain HTTP: {cookie}");
-    let as_ada = format!("{browser}; {}", cookie.split(';').next().unwrap());
+    let as_ada = cookie.split(';').next().unwrap().to_owned();
     let board = client.get(url("/work")).header("cookie", &as_ada).send().await.unwrap().text().await.unwrap();
     assert!(board.contains(r#"<span id="acting">Ada (person)</span>"#), "{board}");
+    let ada_csrf = csrf_of(&board);
+    assert_ne!(ada_csrf, csrf, "a sign-in has a form token of its own");
     assert!(board.contains(r#"action="/signout""#), "the header offers to sign out");
     let (first, account) = &items[0];
     let claim = url(&format!("/work/items/{first}/claim"));
-    let claimed = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &csrf), ("account_id", account)]).send().await.unwrap();
+    let claimed = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &ada_csrf), ("account_id", account)]).send().await.unwrap();
     assert_eq!(claimed.status(), 303);
     let held = item(&env, &writer, first).await;
     let held = (held["state"].as_str(), held["claimant"].as_str(), held["claimant_kind"].as_str());
     assert_eq!(held, (Some("claimed"), Some("Ada"), Some("person")), "the claim is the token's principal's");
-    let again = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &csrf), ("account_id", account)]).send().await.unwrap();
+    let again = form(client.post(&claim).header("cookie", &as_ada), &[("csrf", &ada_csrf), ("account_id", account)]).send().await.unwrap();
     assert_eq!(again.status(), 303, "claiming one's own item again is a no-op");
-    let wrong = form(client.post(url("/signin")).header("cookie", &as_ada), &[("csrf", &csrf), ("token", "cairn_x_y")]);
+    let wrong = form(client.post(url("/signin")).header("cookie", &as_ada), &[("csrf", &ada_csrf), ("token", "cairn_x_y")]);
     let wrong = wrong.send().await.unwrap();
     assert_eq!(wrong.status(), 401);
     assert!(set_cookie(&wrong, "cairn_session").is_none(), "a failed attempt keeps the earlier sign-in");
     assert!(wrong.text().await.unwrap().contains("Signed in as <strong>Ada (person)</strong>"));
     let bearer = format!("Bearer%20{reader}");
-    let pasted = form(client.post(url("/signin")).header("cookie", &browser), &[("csrf", &csrf), ("token", &bearer)]);
+    let pasted = form(client.post(url("/signin")), &[("csrf", &csrf), ("token", &bearer)]);
     assert_eq!(pasted.send().await.unwrap().status(), 303, "a pasted `Bearer ` prefix is dropped");
 
     // A read-only token sees the board but may not claim: a page that says which scopes are missing.
     let signed = sign_in(&reader, &csrf).send().await.unwrap();
-    let as_rita = format!("{browser}; {}", set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap());
+    let as_rita = set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap().to_owned();
     let board = client.get(url("/work")).header("cookie", &as_rita).send().await.unwrap();
     assert_eq!(board.status(), 200);
-    assert!(board.text().await.unwrap().contains(r#"<span id="acting">Rita (person)</span>"#));
+    let board = board.text().await.unwrap();
+    assert!(board.contains(r#"<span id="acting">Rita (person)</span>"#));
+    let rita_csrf = csrf_of(&board);
     let (second, account) = &items[1];
-    let refused = form(client.post(url(&format!("/work/items/{second}/claim"))).header("cookie", &as_rita), &[("csrf", &csrf), ("account_id", account)]);
+    let refused = form(client.post(url(&format!("/work/items/{second}/claim"))).header("cookie", &as_rita), &[("csrf", &rita_csrf), ("account_id", account)]);
     let refused = refused.send().await.unwrap();
     assert_eq!(refused.status(), 403);
     let html = refused.text().await.unwrap();
@@ -176,25 +180,25 @@ async fn a_signed_in_token_acts_on_the_board_within_its_scopes_until_sign_out() 
 
     // A sign-in that no longer works is never taken for the local person: the browser forgets it and is sent to
     // sign in again, with the reason.
-    let dead = format!("{browser}; cairn_session=gone");
-    let board = client.get(url("/work?x=1")).header("cookie", &dead).send().await.unwrap();
+    let dead = "cairn_session=gone";
+    let board = client.get(url("/work?x=1")).header("cookie", dead).send().await.unwrap();
     assert_eq!(board.status(), 303);
     assert_eq!(board.headers()["location"], "/signin?ended=1&next=/work%3Fx%3D1");
     assert!(set_cookie(&board, "cairn_session").unwrap().contains("Max-Age=0"), "the dead sign-in is forgotten");
-    let html = client.get(url("/signin?ended=1&next=/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    let html = client.get(url("/signin?ended=1&next=/work")).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("sign-in has ended (its token was revoked or expired)"), "{html}");
 
     // Signing out needs the form token, clears the cookie, and the board is the local person's again.
     let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &"0".repeat(64))]).send().await.unwrap();
     assert_eq!(out.status(), 403);
-    let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &csrf)]).send().await.unwrap();
+    let out = form(client.post(url("/signout")).header("cookie", &as_rita), &[("csrf", &rita_csrf)]).send().await.unwrap();
     assert_eq!(out.status(), 303);
     assert_eq!(out.headers()["location"], "/signin");
     let cleared = set_cookie(&out, "cairn_session").expect("the cookie is cleared");
     assert!(cleared.starts_with("cairn_session=;") && cleared.contains("Max-Age=0"), "{cleared}");
     let ended = client.get(url("/work")).header("cookie", &as_rita).send().await.unwrap();
     assert_eq!(ended.status(), 303, "the sign-in ended on the server too, not only in this browser");
-    let board = client.get(url("/work")).header("cookie", &browser).send().await.unwrap().text().await.unwrap();
+    let board = client.get(url("/work")).send().await.unwrap().text().await.unwrap();
     assert!(board.contains(r#"<span id="acting">local person (person)</span>"#), "{board}");
 }
 
@@ -219,15 +223,14 @@ async fn a_server_answering_other_names_shows_work_pages_only_after_a_sign_in() 
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let ada = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned();
     let page = client.get(served.url("/signin")).send().await.unwrap();
-    let browser = set_cookie(&page, "cairn_csrf").unwrap().split(';').next().unwrap().to_owned();
     let html = page.text().await.unwrap();
     assert!(html.contains("This server needs a sign-in for every page."), "{html}");
     let fields = [("csrf", csrf_of(&html)), ("token", ada.clone()), ("next", "/work".to_owned())];
     let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let signed = form(client.post(served.url("/signin")).header("cookie", &browser), &fields).send().await.unwrap();
+    let signed = form(client.post(served.url("/signin")), &fields).send().await.unwrap();
     assert_eq!(signed.status(), 303);
     assert_eq!(signed.headers()["location"], "/work", "back to the page that asked for the sign-in");
-    let cookie = format!("{browser}; {}", set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap());
+    let cookie = set_cookie(&signed, "cairn_session").unwrap().split(';').next().unwrap().to_owned();
     let board = client.get(served.url("/work")).header("cookie", &cookie).send().await.unwrap();
     assert_eq!(board.status(), 200);
     assert!(board.text().await.unwrap().contains(r#"<span id="acting">Ada (person)</span>"#));
