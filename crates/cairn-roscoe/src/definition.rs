@@ -11,6 +11,7 @@ mod expression;
 mod model;
 mod parse;
 mod schema;
+pub mod shell_holes;
 pub mod template;
 mod validate;
 

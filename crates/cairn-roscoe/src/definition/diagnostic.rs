@@ -168,6 +168,9 @@ codes! {
     MapWithoutItems = "map_without_items", Integrity, Error;
     /// A script node without exactly one of `command` / `script`.
     ScriptSource = "script_source", Integrity, Error;
+    /// A script `command` with a template value where the shell would expand it (inside quotes, after `$`, in a
+    /// here-document).
+    ScriptHoleQuoted = "script_hole_quoted", Integrity, Error;
     /// A condition node without exactly one of `expression` / `cases` (+ `default`).
     ConditionForm = "condition_form", Integrity, Error;
     /// Lint: a node not reachable from `initial`.

@@ -277,7 +277,7 @@ const SCRIPT_KEYS: &[ConfigKey] = &[
         "command",
         "string",
         false,
-        "Shell command (template values are shell-quoted). One of command/script.",
+        "Shell command. Each template value becomes one shell-quoted word: write holes outside quotes, or pass values in `env` and use \"$NAME\". One of command/script.",
     ),
     key(
         "script",

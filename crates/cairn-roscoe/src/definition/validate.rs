@@ -524,6 +524,7 @@ pub(crate) mod tests {
             (Code::CandidateCount, Some("a"), wf("  a: { type: round_robin, config: { criterion: c, candidates: [only] } }\n")),
             (Code::MapWithoutItems, Some("a"), wf("  a: { type: map, config: { prompt: '{{ item }}' } }\n")),
             (Code::ScriptSource, Some("a"), wf("  a: { type: script, config: { command: ls, script: run.sh } }\n")),
+            (Code::ScriptHoleQuoted, Some("a"), wf("  a: { type: script, config: { command: 'echo \"note {{ input.text }}\"' } }\n")),
             (Code::ConditionForm, Some("a"), wf("  a: { type: condition, config: { cases: [{ when: 'true', event: go }] }, transitions: { go: $end } }\n")),
         ]
     }

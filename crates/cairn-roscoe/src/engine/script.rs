@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use super::render;
 use super::{Engine, Finish};
 use crate::definition::Node;
+use crate::definition::shell_holes;
 use crate::definition::template::{Part, Template};
 
 /// The default script time limit.
@@ -180,6 +181,10 @@ pub(super) fn job(engine: &mut Engine<'_>, node: &Node) -> Result<ScriptJob, Fin
 
 /// Renders a shell command: literal text as written, each `{{ … }}` as one single-quoted word.
 fn quoted_command(engine: &mut Engine<'_>, command: &str) -> Result<String, Finish> {
+    // Validation refuses such a command; a workflow stored before that rule is refused here, before it runs.
+    if let Some(problem) = shell_holes::unsafe_hole(command) {
+        return Err(Finish::failed(Value::Null, problem, Some("script_hole_quoted")));
+    }
     let template = Template::parse(command).map_err(|e| {
         Finish::failed(Value::Null, format!("command template does not parse: {e}"), Some("template_unresolved"))
     })?;

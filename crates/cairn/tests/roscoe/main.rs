@@ -36,6 +36,7 @@ mod runs_subworkflow;
 mod runs_support;
 mod runs_test_workflow;
 mod schema;
+mod script_values;
 mod skills;
 #[path = "../common/stdio_faults.rs"]
 mod stdio_faults;

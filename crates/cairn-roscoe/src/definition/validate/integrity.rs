@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::{Checker, Scope, Site, escape};
 use crate::definition::diagnostic::{Code, Diagnostic};
+use crate::definition::shell_holes;
 use crate::definition::model::{Node, NodeType, RESERVED_EVENTS, Target};
 use crate::definition::template::Segment;
 
@@ -272,6 +273,11 @@ fn executor_rules(node: &Node) -> Vec<Diagnostic> {
             "/config",
             format!("{id}: a script node needs exactly one of `command` or `script`; keep one"),
         ),
+        NodeType::Script => {
+            if let Some(problem) = node.config_str("command").and_then(shell_holes::unsafe_hole) {
+                push(Code::ScriptHoleQuoted, "/config/command", format!("{id}: {problem}"));
+            }
+        }
         NodeType::Condition
             if has("expression") == has("cases") || (has("cases") && !has("default")) =>
         {
