@@ -4,10 +4,8 @@
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
-use tokio::process::Command;
 
-use crate::cairn_serve::Served;
-use crate::database::TestDatabase;
+use crate::support::fresh_serve;
 
 /// Posts `body` to `/roscoe/mcp` on `stream` (in `session`, of protocol `version`) and returns what the first read
 /// brought.
@@ -32,12 +30,8 @@ pub async fn post_and_read_once(
 
 #[tokio::test]
 async fn the_first_read_holds_the_whole_answer() {
-    let tmp = tempfile::tempdir().unwrap();
-    let database = TestDatabase::fresh();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", tmp.path().join("home"));
-    database.apply(&mut command);
-    let served = Served::start(command).await;
+    let fresh = fresh_serve().await;
+    let served = &fresh.served;
     let host = served.base.strip_prefix("http://").unwrap().to_owned();
     let mut stream = TcpStream::connect(&host).await.unwrap();
 

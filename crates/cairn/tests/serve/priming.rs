@@ -3,11 +3,10 @@
 //! drops the server) gets its answers without them, on a raw socket, for `initialize` and for the calls after it.
 
 use tokio::net::TcpStream;
-use tokio::process::Command;
 
 use crate::cairn_serve::Served;
-use crate::database::TestDatabase;
 use crate::one_write::post_and_read_once;
+use crate::support::fresh_serve;
 
 /// The answers to `initialize` and to a `ping` in its session, for a client of `version`.
 async fn answers(served: &Served, version: &str) -> (String, String) {
@@ -27,20 +26,16 @@ async fn answers(served: &Served, version: &str) -> (String, String) {
 
 #[tokio::test]
 async fn only_clients_of_2025_11_25_or_later_get_priming_events() {
-    let tmp = tempfile::tempdir().unwrap();
-    let database = TestDatabase::fresh();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", tmp.path().join("home"));
-    database.apply(&mut command);
-    let served = Served::start(command).await;
+    let fresh = fresh_serve().await;
+    let served = &fresh.served;
     for old in ["2025-06-18", "2025-03-26"] {
-        let (initialized, pinged) = answers(&served, old).await;
+        let (initialized, pinged) = answers(served, old).await;
         for answer in [initialized, pinged] {
             assert!(!answer.contains("retry: ") && !answer.contains("data: \n"), "{old}: no priming event: {answer}");
             assert!(answer.contains("data: {"), "{old}: the answer is an event: {answer}");
         }
     }
-    let (initialized, pinged) = answers(&served, "2025-11-25").await;
+    let (initialized, pinged) = answers(served, "2025-11-25").await;
     for answer in [initialized, pinged] {
         assert!(answer.contains("retry: "), "2025-11-25: the priming event: {answer}");
     }

@@ -3,20 +3,14 @@
 
 use rmcp::ServiceExt;
 use rmcp::transport::StreamableHttpClientTransport;
-use tokio::process::Command;
 
-use crate::cairn_serve::Served;
-use crate::database::TestDatabase;
 use crate::slow_connections::{Slow, all_closed_by_the_server};
+use crate::support::fresh_serve;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn slow_connections_are_closed_while_others_are_served() {
-    let tmp = tempfile::tempdir().unwrap();
-    let database = TestDatabase::fresh();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", tmp.path().join("home"));
-    database.apply(&mut command);
-    let served = Served::start(command).await;
+    let fresh = fresh_serve().await;
+    let served = &fresh.served;
     let host = served.base.strip_prefix("http://").unwrap().to_owned();
 
     let mut slow = Vec::new();

@@ -1,5 +1,6 @@
-//! What the serve tests share: a workflow with an agent step and a decision, `cairn` on a test's home and database,
-//! tokens made with the CLI, and MCP clients over Streamable HTTP with a bearer token.
+//! What the serve tests share: a workflow with an agent step and a decision, a default server on a fresh home,
+//! `cairn` on a test's home and database, tokens made with the CLI, and MCP clients over Streamable HTTP with a bearer
+//! token.
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -9,6 +10,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::process::Command;
 
+use crate::cairn_serve::Served;
 use crate::database::TestDatabase;
 
 /// An agent step, then a person's decision.
@@ -22,6 +24,24 @@ pub fn cairn(home: &std::path::Path, database: &TestDatabase) -> Command {
     command.env("CAIRN_HOME", home).env_remove("CAIRN_TOKEN").env_remove("RUST_LOG").kill_on_drop(true);
     database.apply(&mut command);
     command
+}
+
+/// A default `cairn serve` on a fresh home and database; the server stops before they are removed.
+pub struct FreshServe {
+    /// The server.
+    pub served: Served,
+    _database: TestDatabase,
+    _home: tempfile::TempDir,
+}
+
+/// Starts [`FreshServe`]: `cairn serve` with nothing but its home and database.
+pub async fn fresh_serve() -> FreshServe {
+    let home = tempfile::tempdir().unwrap();
+    let database = TestDatabase::fresh();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.arg("serve").env("CAIRN_HOME", home.path().join("home"));
+    database.apply(&mut command);
+    FreshServe { served: Served::start(command).await, _database: database, _home: home }
 }
 
 /// A new token of the local account for `principal` with `scopes`; the bearer token.
