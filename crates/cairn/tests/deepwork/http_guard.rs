@@ -1,6 +1,7 @@
-//! `deepwork serve --transport http|sse` against pages of other sites: a browser's `Origin` must name a loopback host
-//! (`Origin: null` included in the refusals), and the legacy transport takes messages as `application/json` only —
-//! what a page may post across sites without asking first (`text/plain`) is refused, not executed.
+//! `deepwork serve --transport http|sse` against pages of other sites: a browser's `Origin` must be the server's own
+//! (scheme, host and port; `Origin: null` included in the refusals), and the legacy transport takes messages as
+//! `application/json` only — what a page may post across sites without asking first (`text/plain`) is refused, not
+//! executed.
 
 use serde_json::{Value, json};
 
@@ -30,8 +31,10 @@ async fn streamable_http_refuses_other_sites_origins() {
     }
     let get = http.get(format!("{base}/mcp")).header("Origin", "https://evil.example").send().await.unwrap();
     assert_eq!(get.status(), 403);
-    let own = base.replace("127.0.0.1", "localhost");
-    for origin in [Some(own.as_str()), Some(base.as_str()), None] {
+    // Same origin is the same scheme, host and port: `localhost` may resolve to another server than `127.0.0.1`.
+    let alias = base.replace("127.0.0.1", "localhost");
+    assert_eq!(post(Some(alias.as_str())).await.unwrap().status(), 403, "{alias}");
+    for origin in [Some(base.as_str()), None] {
         assert_eq!(post(origin).await.unwrap().status(), 200, "{origin:?}");
     }
 }
