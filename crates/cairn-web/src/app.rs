@@ -113,7 +113,7 @@ impl App {
         let router = in_flight.layer(self.router(&stopping, &closing));
         let listener = cairn_mcp::listener::bind(addr).await?;
         let local = axum::serve::Listener::local_addr(&listener)?;
-        let server_file = ServerFile::write(self.roscoe.home(), local);
+        let server_file = ServerFile::write(self.roscoe.home(), local, self.reach.roots());
         tracing::info!("cairn serve listening on http://{local}");
         tracing::info!("  web UI         http://{local}/  (sign in at /signin)");
         tracing::info!("  REST API       http://{local}/api  (described at /api/openapi.json)");

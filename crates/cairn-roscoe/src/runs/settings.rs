@@ -480,7 +480,7 @@ fn read_host(file: &File, pointer: &str, value: &Value) -> Result<HostSettings, 
 }
 
 /// The prices runs of a scope rooted at `project` are charged by, under `home`, and where they come from, for people.
-/// A `roscoe.yaml` that cannot be used starts no run, so it leaves no prices.
+/// A `roscoe.yaml` that cannot be used starts no run, so it leaves no prices, and says why.
 fn prices_in_force(home: &Path, project: Option<&Path>) -> (BTreeMap<String, Price>, String) {
     match Settings::read(home, project) {
         Ok(read) => {
@@ -490,7 +490,7 @@ fn prices_in_force(home: &Path, project: Option<&Path>) -> (BTreeMap<String, Pri
             };
             (read.pricing, from)
         }
-        Err(_) => (BTreeMap::new(), "nowhere: roscoe.yaml cannot be used".to_owned()),
+        Err(error) => (BTreeMap::new(), format!("nowhere: roscoe.yaml cannot be used ({error})")),
     }
 }
 
@@ -591,5 +591,12 @@ mod tests {
         std::fs::write(&file, "pricing:\n  m: { input: -1, output: 1 }\n").unwrap();
         let (prices, from) = prices_in_force(home.path(), None);
         assert!(prices.is_empty() && from.starts_with("nowhere"), "{from}");
+        // A project's file naming what only the global one may: the settings page says so where prices come from.
+        std::fs::write(&file, "").unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("roscoe.yaml"), "providers:\n  claude-cli: { command: ./tool.sh }\n").unwrap();
+        let (prices, from) = prices_in_force(home.path(), Some(project.path()));
+        assert!(prices.is_empty(), "{from}");
+        assert!(from.contains("`providers.claude-cli.command` may be set only in the global roscoe.yaml"), "{from}");
     }
 }

@@ -1,8 +1,7 @@
 //! The effective `roscoe.yaml` of a scope as people read it (the web UI's settings page): which files exist, the
 //! models in force, and the file their section comes from — the project's file replaces the global one's; a section
 //! in neither is built in. The prices runs are charged by are the runs layer's
-//! ([`Runs::prices`](crate::Runs::prices)). A file the runs layer refuses (a section of the wrong shape, or a
-//! project's file naming what only the global one may: a provider's command, address or key) shows that error.
+//! ([`Runs::prices`](crate::Runs::prices)).
 
 use std::path::PathBuf;
 
@@ -60,11 +59,6 @@ impl Service {
                 Err(error) => (true, Some(error.message)),
             };
             files.push(SettingsFile { path: shown, found, error });
-        }
-        if let Err(error) = crate::runs::settings::Settings::read(&self.home, scope.root())
-            && let Some(file) = files.iter_mut().find(|f| f.error.is_none() && error.starts_with(&format!("{}:", f.path)))
-        {
-            file.error = Some(error);
         }
         let (models, models_from) = models.unwrap_or_else(|| (Models::default(), "built-in".to_owned()));
         Settings { files, models, models_from }

@@ -1,7 +1,7 @@
 //! Only the server's own configuration runs or reaches anything (issue 33): a project's `roscoe.yaml` is the
 //! caller's to write, so the provider keys that name a command, an address or a key (`command`, `args`, `baseUrl`,
 //! `apiKeyEnv`, `apiKeyFile`, `type`) are refused there, with an error naming the key and the file, on `cairn serve`
-//! and on stdio alike; nothing runs and nothing connects.
+//! on stdio and on the command line alike; nothing runs and nothing connects.
 
 use std::net::TcpListener;
 use std::path::Path;
@@ -74,6 +74,10 @@ async fn a_project_provider_command_never_runs_for_a_caller_without_exec() {
     let stdio = env.connect().await;
     let started = stdio.ok("start_workflow", json!({ "cwd": s(&root), "id": "draft" })).await;
     assert_refused(&started, &root, &["providers.claude-cli.command"]);
+    // And from the command line, which runs AI steps itself.
+    let ran = env.roscoe(&root, &["run", "draft"]).await;
+    assert_eq!(ran.code, 2, "{ran:?}");
+    assert!(ran.stderr.contains("`providers.claude-cli.command` may be set only in the global roscoe.yaml"), "{}", ran.stderr);
     assert!(!marker.exists(), "tool.sh never ran");
     writer.close().await;
     stdio.close().await;
