@@ -104,8 +104,9 @@ mod tests {
                             text: &body,
                         };
                         load_models(Some(file), None).unwrap_or_else(|e| panic!("{at}: {e}"));
-                        let files = [("roscoe.yaml".to_owned(), body.clone())];
-                        crate::runs::settings::Settings::from_texts(&files).unwrap_or_else(|e| panic!("{at}: {e}"));
+                        let file = ("roscoe.yaml".to_owned(), body.clone());
+                        crate::runs::settings::Settings::from_texts(Some(&file), None)
+                            .unwrap_or_else(|e| panic!("{at}: {e}"));
                     }
                     "yaml" => {
                         workflows += 1;

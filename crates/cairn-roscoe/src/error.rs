@@ -2,7 +2,7 @@
 //! refusals of the run engine and of the run and docs tools, server failures, and failed skill-conversion stages.
 //!
 //! Every variant has a stable code ([`Error::as_code`]) — the seed's spelling: `CWD_REQUIRED`, `CWD_GLOBAL_CONFLICT`,
-//! `CWD_INVALID` for scopes, lower-case codes (`not_found`, `conflict`, `stale_step`, …) for the rest — and a message
+//! `CWD_INVALID` for scopes (and cairn's `not_a_project` for a folder `cairn serve` does not serve), lower-case codes (`not_found`, `conflict`, `stale_step`, …) for the rest — and a message
 //! that says what to do. [`Error::body`] is the error object the tools and REST return: the seed's `{ error, code,
 //! cwd?, details?, referencedBy?, path?, …extra }`, or for a skill stage `{ ok: false, stage, message, error, code,
 //! details?, rawModelOutput? }`. Turning it into an MCP result or an HTTP status is the adapters' job: run tools
@@ -61,6 +61,14 @@ pub enum Error {
         cwd: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// `cwd` names a folder outside the projects a `cairn serve` serves (its `--project` folders).
+    #[error("{}", not_a_project_message(cwd, served))]
+    NotAProject {
+        /// The `cwd` given.
+        cwd: String,
+        /// The project roots the server serves.
+        served: Vec<PathBuf>,
     },
     /// A workflow id that cannot be a file stem.
     #[error(
@@ -176,6 +184,18 @@ pub enum Error {
     },
 }
 
+fn not_a_project_message(cwd: &str, served: &[PathBuf]) -> String {
+    let how = "a folder is served when `cairn serve` is started with `--project DIR` (repeatable)";
+    if served.is_empty() {
+        return format!("cwd '{cwd}' is not a project this server serves: it serves none, only `global: true`; {how}");
+    }
+    let list: Vec<String> = served.iter().map(|p| p.display().to_string()).collect();
+    format!(
+        "cwd '{cwd}' is not a project this server serves; pass a directory inside {} or `global: true` ({how})",
+        list.join(", ")
+    )
+}
+
 fn not_found_message(id: &str, source: Option<Source>) -> String {
     match source {
         Some(source) => format!(
@@ -192,6 +212,7 @@ impl Error {
             Error::CwdRequired => "CWD_REQUIRED",
             Error::CwdGlobalConflict { .. } => "CWD_GLOBAL_CONFLICT",
             Error::CwdInvalid { .. } => "CWD_INVALID",
+            Error::NotAProject { .. } => "not_a_project",
             Error::InvalidId { .. } => "invalid_id",
             Error::InvalidConfig { .. } => "invalid_config",
             Error::IntegrityError { .. } => "integrity_error",
@@ -217,7 +238,10 @@ impl Error {
     pub fn is_scope_error(&self) -> bool {
         matches!(
             self,
-            Error::CwdRequired | Error::CwdGlobalConflict { .. } | Error::CwdInvalid { .. }
+            Error::CwdRequired
+                | Error::CwdGlobalConflict { .. }
+                | Error::CwdInvalid { .. }
+                | Error::NotAProject { .. }
         )
     }
 
@@ -240,6 +264,10 @@ impl Error {
         match self {
             Error::CwdGlobalConflict { cwd } | Error::CwdInvalid { cwd, .. } => {
                 body.insert("cwd".into(), json!(cwd));
+            }
+            Error::NotAProject { cwd, served } => {
+                body.insert("cwd".into(), json!(cwd));
+                body.insert("projects".into(), json!(served));
             }
             Error::InvalidConfig { details, .. } | Error::IntegrityError { details } => {
                 body.insert("details".into(), json!(details));

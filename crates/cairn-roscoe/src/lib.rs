@@ -5,7 +5,7 @@
 //! no I/O and knows nothing about MCP, runs or storage.
 //!
 //! The authoring facade is [`Service`]: given a [`Scope`] (resolved from a call's `cwd` / `global: true`, see
-//! [`scope`]) it lists, reads, writes, moves, duplicates, renames (with a formatting-preserving reference cascade)
+//! [`scope`], within the folders the server serves: its [`Reach`]) it lists, reads, writes, moves, duplicates, renames (with a formatting-preserving reference cascade)
 //! and deletes workflow files in the repo and global [`sources`], and validates and lints them, returning plain
 //! result structs or an [`Error`] with the seed's codes.
 //!
@@ -39,6 +39,7 @@ mod files;
 #[cfg(test)]
 mod hostile_input;
 mod references;
+mod reach;
 pub mod runs;
 pub mod scope;
 mod service;
@@ -53,6 +54,7 @@ mod yaml_edit;
 
 pub use actor::Actor;
 pub use error::{Error, Referrer};
+pub use reach::Reach;
 pub use scope::Scope;
 pub use service::check::{Linted, Validated};
 pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};

@@ -35,7 +35,7 @@ mod tree;
 mod view;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cairn_store::Store;
@@ -375,23 +375,35 @@ impl Runs {
             "" => "global",
             id => id,
         };
-        let live = self.live_base_url();
-        let note = live.is_none().then(|| {
-            format!(
+        let serve = match scope.root() {
+            Some(root) => format!("`cairn serve --project {}`", root.display()),
+            None => "`cairn serve`".to_owned(),
+        };
+        let live = self.live_server();
+        let note = match &live {
+            None => Some(format!(
                 "No `cairn serve` is running for this CAIRN_HOME ({}), so this link does not open yet: start one with \
-                 `cairn serve` (it listens on {DEFAULT_BASE_URL} by default) and open the link, or set \
-                 ROSCOE_PUBLIC_URL to the address of the server that serves these runs.",
+                 `cairn serve` (it listens on {DEFAULT_BASE_URL} by default; {serve} for this project's runs) and open \
+                 the link, or set ROSCOE_PUBLIC_URL to the address of the server that serves these runs.",
                 self.home().display()
-            )
-        });
-        let base = live.unwrap_or_else(|| DEFAULT_BASE_URL.to_owned());
+            )),
+            Some((base, Some(served))) if scope.root().is_some_and(|root| !served.iter().any(|s| root.starts_with(s))) => {
+                Some(format!(
+                    "The `cairn serve` at {base} does not serve this project: it serves only its `--project` folders \
+                     and global scope, so this link does not open there; restart it as {serve} to open it."
+                ))
+            }
+            Some(_) => None,
+        };
+        let base = live.map_or_else(|| DEFAULT_BASE_URL.to_owned(), |(base, _)| base);
         (format!("{base}/open/runs/{run_id}?project={project}"), note)
     }
 
-    /// `$ROSCOE_PUBLIC_URL`, else the address of the running `cairn serve` named by `$CAIRN_HOME/server.json`.
-    fn live_base_url(&self) -> Option<String> {
+    /// `$ROSCOE_PUBLIC_URL`, else the address of the running `cairn serve` named by `$CAIRN_HOME/server.json`,
+    /// with the project roots that server serves when it says (`projects`).
+    fn live_server(&self) -> Option<(String, Option<Vec<PathBuf>>)> {
         if let Some(url) = std::env::var("ROSCOE_PUBLIC_URL").ok().filter(|u| !u.is_empty()) {
-            return Some(url.trim_end_matches('/').to_owned());
+            return Some((url.trim_end_matches('/').to_owned(), None));
         }
         let server = std::fs::read_to_string(self.home().join("server.json"))
             .ok()
@@ -402,9 +414,13 @@ impl Runs {
         if !alive {
             return None;
         }
-        if let Some(url) = server["url"].as_str() {
-            return Some(url.trim_end_matches('/').to_owned());
-        }
-        server["port"].as_u64().map(|port| format!("http://127.0.0.1:{port}"))
+        let projects = server["projects"]
+            .as_array()
+            .map(|roots| roots.iter().filter_map(Value::as_str).map(PathBuf::from).collect());
+        let base = match server["url"].as_str() {
+            Some(url) => url.trim_end_matches('/').to_owned(),
+            None => format!("http://127.0.0.1:{}", server["port"].as_u64()?),
+        };
+        Some((base, projects))
     }
 }

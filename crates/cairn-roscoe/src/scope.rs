@@ -59,24 +59,17 @@ impl Scope {
 
     /// The project scope of `cwd`.
     pub fn project(cwd: &str) -> Result<Scope, Error> {
-        let invalid = |reason: &str| Error::CwdInvalid {
-            cwd: cwd.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let path = Path::new(cwd);
-        if cwd.is_empty() || !path.is_absolute() {
-            return Err(invalid("is not an absolute path"));
-        }
-        let canonical = path.canonicalize().map_err(|_| invalid("does not exist"))?;
-        if !canonical.is_dir() {
-            return Err(invalid("is not a directory"));
-        }
-        let root = remembered_toplevel(&canonical).unwrap_or_else(|| canonical.clone());
-        Ok(Scope::Project {
+        Ok(Scope::of_directory(directory(cwd)?))
+    }
+
+    /// The project scope of the canonical directory `cwd` (git is asked for its top level).
+    pub(crate) fn of_directory(cwd: PathBuf) -> Scope {
+        let root = remembered_toplevel(&cwd).unwrap_or_else(|| cwd.clone());
+        Scope::Project {
             project_id: project_id(&root),
-            cwd: canonical,
+            cwd,
             root,
-        })
+        }
     }
 
     /// The projectId: 16 hex chars for a project, `""` for global.
@@ -94,6 +87,23 @@ impl Scope {
             Scope::Global => None,
         }
     }
+}
+
+/// The canonical path of `cwd`, which must be an absolute path to an existing directory (`CWD_INVALID` otherwise).
+pub(crate) fn directory(cwd: &str) -> Result<PathBuf, Error> {
+    let invalid = |reason: &str| Error::CwdInvalid {
+        cwd: cwd.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let path = Path::new(cwd);
+    if cwd.is_empty() || !path.is_absolute() {
+        return Err(invalid("is not an absolute path"));
+    }
+    let canonical = path.canonicalize().map_err(|_| invalid("does not exist"))?;
+    if !canonical.is_dir() {
+        return Err(invalid("is not a directory"));
+    }
+    Ok(canonical)
 }
 
 /// First 16 hex chars of sha256 of the path's UTF-8 text (lossy for non-UTF-8 paths).

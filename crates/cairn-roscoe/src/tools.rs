@@ -1,7 +1,8 @@
 //! The MCP adapter: the roscoe tools (authoring, runs, skill import, docs), one file each, and the server that lists
 //! and dispatches them.
 //!
-//! A tool parses its arguments, resolves the call's [`Scope`] from `cwd` / `global`, runs one [`Service`] operation on
+//! A tool parses its arguments, resolves the call's [`Scope`] from `cwd` / `global` within the server's [`Reach`]
+//! (any folder over stdio; on `cairn serve`, its projects), runs one [`Service`] operation on
 //! a blocking thread (git and file I/O), and wraps the outcome. Envelopes (seed "MCP tools reference" and §13):
 //! - success: the result's JSON as the text item and as `structuredContent` (an array result, `list_workflows`, is
 //!   `structuredContent: { result: [...] }`, since structured content must be an object);
@@ -70,6 +71,7 @@ use serde_json::{Value, json};
 use crate::actor::Actor;
 use crate::engine::Answer;
 use crate::error::Error;
+use crate::reach::Reach;
 use crate::runs::Runs;
 use crate::scope::Scope;
 use crate::service::{Body, Service};
@@ -114,14 +116,23 @@ macro_rules! tool {
 pub struct RoscoeServer {
     service: Service,
     runs: Runs,
+    /// The folders callers may name.
+    reach: Reach,
     registry: Arc<Registry<RoscoeServer>>,
 }
 
 impl RoscoeServer {
-    /// A server over `service` (whose home holds the global source and `roscoe.yaml`) and `runs` (the database).
+    /// A server over `service` (whose home holds the global source and `roscoe.yaml`) and `runs` (the database),
+    /// whose callers may name any folder (stdio: the local user).
     pub fn new(service: Service, runs: Runs) -> Self {
         let registry = Arc::new(Registry::new(entries()));
-        RoscoeServer { service, runs, registry }
+        RoscoeServer { service, runs, reach: Reach::Anywhere, registry }
+    }
+
+    /// This server with its callers confined to `reach` (`cairn serve`: its projects and global scope).
+    pub fn within(mut self, reach: Reach) -> Self {
+        self.reach = reach;
+        self
     }
 
     /// Resolves the scope and runs `operation` on a blocking thread; the result or the `isError` error object.
@@ -165,9 +176,9 @@ impl RoscoeServer {
         T: Serialize + Send + 'static,
         F: FnOnce(&Service, &Scope) -> Result<T, Error> + Send + 'static,
     {
-        let service = self.service.clone();
+        let (service, reach) = (self.service.clone(), self.reach.clone());
         let outcome = tokio::task::spawn_blocking(move || {
-            let scope = Scope::resolve(scope.cwd.as_deref(), scope.global)?;
+            let scope = reach.resolve(scope.cwd.as_deref(), scope.global)?;
             operation(&service, &scope).map(|value| (value, scope))
         })
         .await;
@@ -268,8 +279,8 @@ impl RoscoeServer {
         F: FnOnce(Runs, Scope) -> Fut,
         Fut: Future<Output = Result<T, Error>>,
     {
-        let resolved =
-            tokio::task::spawn_blocking(move || Scope::resolve(scope.cwd.as_deref(), scope.global)).await;
+        let reach = self.reach.clone();
+        let resolved = tokio::task::spawn_blocking(move || reach.resolve(scope.cwd.as_deref(), scope.global)).await;
         let scope = match resolved {
             Ok(Ok(scope)) => scope,
             Ok(Err(error)) => return failure(error.body()),

@@ -59,12 +59,6 @@ pub async fn global_run_count(conn: &mut Connection) -> Result<i64, Error> {
     Ok(row.try_get("n")?)
 }
 
-/// The project `id`, if known.
-pub async fn project(conn: &mut Connection, id: &str) -> Result<Option<ProjectRow>, Error> {
-    let found = projects(conn).await?;
-    Ok(found.into_iter().find(|p| p.id == id))
-}
-
 /// The root of `run_id`'s tree (the id [`Change::Run`](crate::changes::Change::Run) names), if the run exists.
 pub async fn root_run_id(conn: &mut Connection, run_id: &str) -> Result<Option<String>, Error> {
     let row = sqlx::query("SELECT root_run_id FROM workflow_runs WHERE id = $1").bind(run_id).fetch_optional(conn).await?;
@@ -130,7 +124,6 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!((found[0].id.as_str(), found[0].run_count), ("p1", 1));
         assert_eq!(global_run_count(&mut conn).await.unwrap(), 1);
-        assert!(project(&mut conn, "nope").await.unwrap().is_none());
         assert_eq!(tree_event_count(&mut conn, "child").await.unwrap(), 2);
         let events = tree_events(&mut conn, "root").await.unwrap();
         assert_eq!(events.iter().map(|e| e.run_id.as_str()).collect::<Vec<_>>(), ["root", "child"]);

@@ -33,6 +33,8 @@ pub struct App {
     pub sessions: Arc<dyn SessionRows>,
     /// The DeepWork project, when one was given.
     pub deepwork: Option<DeepworkProject>,
+    /// The projects callers may name (the `--project` folders), besides global scope.
+    pub reach: cairn_roscoe::Reach,
     /// `Host` names accepted besides loopback (for a server bound to another interface).
     pub extra_allowed_hosts: Vec<String>,
     /// Whether every route but the open ones needs a credential even on loopback (`--require-auth`). A server
@@ -50,6 +52,7 @@ impl App {
     pub fn router(&self, stopping: &CancellationToken, closing: &CancellationToken) -> Router {
         let roscoe = self.roscoe.clone();
         let runs = self.runs.clone();
+        let reach = self.reach.clone();
         let sessions = |endpoint| Some(SharedSessions::new(self.sessions.clone(), endpoint));
         let required = self.require_auth || !self.extra_allowed_hosts.is_empty();
         let web = Web {
@@ -57,6 +60,7 @@ impl App {
             runs: runs.clone(),
             work: self.work.clone(),
             deepwork: self.deepwork.clone(),
+            reach: self.reach.clone(),
             csrf: Csrf::new(),
             require_auth: required,
             shutdown: stopping.clone(),
@@ -67,7 +71,7 @@ impl App {
             .nest_service(
                 "/roscoe/mcp",
                 cairn_mcp::http_service(
-                    move || RoscoeServer::new(roscoe.clone(), runs.clone()),
+                    move || RoscoeServer::new(roscoe.clone(), runs.clone()).within(reach.clone()),
                     &self.extra_allowed_hosts,
                     closing,
                     sessions("/roscoe/mcp"),
@@ -112,11 +116,18 @@ impl App {
         let router = in_flight.layer(self.router(&stopping, &closing));
         let listener = cairn_mcp::listener::bind(addr).await?;
         let local = axum::serve::Listener::local_addr(&listener)?;
-        let server_file = ServerFile::write(self.roscoe.home(), local);
+        let server_file = ServerFile::write(self.roscoe.home(), local, self.reach.roots());
         tracing::info!("cairn serve listening on http://{local}");
         tracing::info!("  web UI         http://{local}/  (sign in at /signin)");
         tracing::info!("  REST API       http://{local}/api  (described at /api/openapi.json)");
         tracing::info!("  roscoe tools   http://{local}/roscoe/mcp");
+        match self.reach.roots() {
+            [] => tracing::info!("  projects       none: callers may name only global scope (--project DIR serves one)"),
+            roots => {
+                let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+                tracing::info!("  projects       {}  (callers may name only these, or global scope)", roots.join(", "))
+            }
+        }
         tracing::info!("  work tools     http://{local}/mcp  (bearer tokens: cairn work token create)");
         match &self.deepwork {
             Some(project) => {

@@ -1,5 +1,6 @@
-//! `$CAIRN_HOME/server.json`: where a running `cairn serve` listens (`{ pid, port, url }`), so the `url` of every run
-//! result (`<base>/open/runs/<id>?project=…`) points at this server. Written when the server listens and removed at
+//! `$CAIRN_HOME/server.json`: where a running `cairn serve` listens and which project roots it serves (`{ pid, port,
+//! url, projects }`), so the `url` of every run result (`<base>/open/runs/<id>?project=…`) points at this server,
+//! and a run of a project it does not serve says so (`urlNote`). Written when the server listens and removed at
 //! shutdown if it still names this process; a file left by a killed server is ignored by readers (its pid is dead).
 
 use std::net::SocketAddr;
@@ -14,11 +15,11 @@ pub(crate) struct ServerFile {
 }
 
 impl ServerFile {
-    /// Records that this process serves on `local`; failures are logged, never fatal.
-    pub(crate) fn write(home: &Path, local: SocketAddr) -> ServerFile {
+    /// Records that this process serves the project roots `projects` on `local`; failures are logged, never fatal.
+    pub(crate) fn write(home: &Path, local: SocketAddr, projects: &[PathBuf]) -> ServerFile {
         let path = home.join("server.json");
         let url = format!("http://{local}");
-        let body = json!({ "pid": std::process::id(), "port": local.port(), "url": url });
+        let body = json!({ "pid": std::process::id(), "port": local.port(), "url": url, "projects": projects });
         let written = std::fs::create_dir_all(home).and_then(|()| {
             let temp = home.join(format!(".server.json.{}", std::process::id()));
             std::fs::write(&temp, body.to_string())?;
@@ -49,11 +50,12 @@ mod tests {
     #[test]
     fn the_file_names_this_process_and_goes_away_at_the_end() {
         let home = tempfile::tempdir().unwrap();
-        let file = ServerFile::write(home.path(), "127.0.0.1:4321".parse().unwrap());
+        let file = ServerFile::write(home.path(), "127.0.0.1:4321".parse().unwrap(), &[PathBuf::from("/srv/proj")]);
         let text = std::fs::read_to_string(home.path().join("server.json")).unwrap();
         let value: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(value["url"], "http://127.0.0.1:4321");
         assert_eq!(value["port"], 4321);
+        assert_eq!(value["projects"], serde_json::json!(["/srv/proj"]));
         file.remove();
         assert!(!home.path().join("server.json").exists());
     }

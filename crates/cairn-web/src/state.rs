@@ -29,6 +29,8 @@ pub(crate) struct Web {
     pub(crate) work: cairn_work::Service,
     /// The DeepWork project of `--project`, if any.
     pub(crate) deepwork: Option<DeepworkProject>,
+    /// The projects `?project=` may name (the `--project` folders), besides `global`.
+    pub(crate) reach: cairn_roscoe::Reach,
     /// Signs and checks form tokens.
     pub(crate) csrf: Csrf,
     /// Whether pages need a sign-in (a server reachable beyond loopback, or `--require-auth`); without it, a

@@ -1,6 +1,7 @@
 //! `?project=`: which workspace a request is about — `global`, or a project id (16 hex chars, as run URLs carry
-//! it) looked up among the projects runs were started in (the run facade's `known_projects`). Without the
-//! parameter it is the `--project` of `cairn serve` when one was given, else Global.
+//! it) of one of the projects `cairn serve` serves (its `--project` folders). A project runs were started in
+//! elsewhere (from the command line, say) is not served: its id is `not_found`, like an id nobody knows. Without the
+//! parameter it is the first `--project` when one was given, else Global.
 
 use axum::http::StatusCode;
 use cairn_roscoe::Scope;
@@ -47,23 +48,21 @@ impl Workspace {
     pub(crate) async fn resolve(web: &Web, project: Option<&str>) -> Result<Workspace, ApiError> {
         let project = project.map(str::trim).unwrap_or_default();
         match project {
-            "" => match &web.deepwork {
-                Some(dw) => from_root(&dw.root.to_string_lossy()).await,
+            "" => match web.reach.roots().first() {
+                Some(root) => from_root(&root.to_string_lossy()).await,
                 None => Ok(Workspace::global()),
             },
             "global" => Ok(Workspace::global()),
             id if id.len() == 16 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) => {
-                if let Some(dw) = &web.deepwork
-                    && cairn_roscoe::scope::project_id(&dw.root) == id
-                {
-                    return from_root(&dw.root.to_string_lossy()).await;
-                }
-                match web.runs.known_project(id).await? {
-                    Some(row) => from_root(&row.root_path).await,
+                match web.reach.roots().iter().find(|root| cairn_roscoe::scope::project_id(root) == id) {
+                    Some(root) => from_root(&root.to_string_lossy()).await,
                     None => Err(ApiError::roscoe(
                         StatusCode::NOT_FOUND,
                         "not_found",
-                        format!("no project '{id}'; GET /api/projects lists the known projects (or use `global`)"),
+                        format!(
+                            "no project '{id}' is served here; GET /api/projects lists the projects this server serves \
+                             (cairn serve --project DIR serves another), or use `global`"
+                        ),
                     )),
                 }
             }
@@ -89,7 +88,7 @@ async fn from_root(root: &str) -> Result<Workspace, ApiError> {
     Ok(Workspace { scope, key, name })
 }
 
-/// Every workspace: Global first, then the known projects (and the `--project` one), most recent first.
+/// Every workspace: Global first, then the served projects, those where a run started most recently first.
 pub(crate) async fn projects(web: &Web) -> Result<Vec<Project>, ApiError> {
     let mut found = vec![Project {
         id: "global".into(),
@@ -98,26 +97,24 @@ pub(crate) async fn projects(web: &Web) -> Result<Vec<Project>, ApiError> {
         last_seen_at: None,
         run_count: web.runs.global_run_count().await?,
     }];
-    for row in web.runs.known_projects().await? {
-        found.push(Project {
-            id: row.id,
-            name: row.name,
-            root_path: Some(row.root_path),
-            last_seen_at: Some(row.last_seen_at),
-            run_count: row.run_count,
-        });
-    }
-    if let Some(dw) = &web.deepwork {
-        let id = cairn_roscoe::scope::project_id(&dw.root);
-        if !found.iter().any(|p| p.id == id) {
-            found.push(Project {
-                name: dw.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| id.clone()),
+    let known = web.runs.known_projects().await?;
+    let mut served: Vec<Project> = web
+        .reach
+        .roots()
+        .iter()
+        .map(|root| {
+            let id = cairn_roscoe::scope::project_id(root);
+            let row = known.iter().find(|row| row.id == id);
+            Project {
+                name: root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| id.clone()),
+                root_path: Some(root.to_string_lossy().into_owned()),
+                last_seen_at: row.map(|row| row.last_seen_at),
+                run_count: row.map_or(0, |row| row.run_count),
                 id,
-                root_path: Some(dw.root.to_string_lossy().into_owned()),
-                last_seen_at: None,
-                run_count: 0,
-            });
-        }
-    }
+            }
+        })
+        .collect();
+    served.sort_by_key(|p| std::cmp::Reverse(p.last_seen_at));
+    found.extend(served);
     Ok(found)
 }

@@ -21,9 +21,11 @@ pub struct ServeArgs {
     /// Address to listen on. Loopback by default; binding elsewhere also needs `--allowed-host`.
     #[arg(long, env = "CAIRN_ADDR", default_value = "127.0.0.1:7777")]
     pub addr: SocketAddr,
-    /// A DeepWork project to serve at `/deepwork/mcp` (its sessions also show in the web UI).
-    #[arg(long, value_name = "DIR")]
-    pub project: Option<PathBuf>,
+    /// A project folder to serve (repeatable): callers may name only these folders (and what is inside them) as
+    /// `cwd`, or global scope. The first is also the DeepWork project served at `/deepwork/mcp` and the web UI's
+    /// default workspace.
+    #[arg(long = "project", value_name = "DIR")]
+    pub projects: Vec<PathBuf>,
     /// Database URL (`sqlite://PATH` or `postgres://…`). Default: the SQLite file `$CAIRN_HOME/cairn.db`.
     #[arg(long, env = "CAIRN_DATABASE_URL", value_name = "URL")]
     pub database_url: Option<String>,
@@ -53,9 +55,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let home = cairn_home();
     let url = args.database_url.unwrap_or_else(|| Store::default_url(&home));
     let store = Store::open(&url).await.context("cairn serve needs its database")?;
-    let deepwork = match args.project {
+    let dirs = args.projects.into_iter().map(|dir| deepwork_cli::project_dir(Some(dir))).collect::<Result<Vec<_>, _>>()?;
+    let reach = cairn_roscoe::Reach::projects(&dirs).map_err(|e| anyhow::anyhow!("--project: {e}"))?;
+    let deepwork = match dirs.first() {
         Some(dir) => Some(DeepworkProject {
-            root: deepwork_cli::project_dir(Some(dir))?,
+            root: dir.clone(),
             service: deepwork_cli::service(None, cairn_deepwork::HostNames::default())?,
         }),
         None => None,
@@ -76,6 +80,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         work: cairn_work::Service::new(store.clone()),
         sessions: Arc::new(DatabaseSessions::new(store.clone())),
         deepwork,
+        reach,
         extra_allowed_hosts: args.allowed_hosts,
         require_auth: args.require_auth,
         rate_limit: RateLimit {

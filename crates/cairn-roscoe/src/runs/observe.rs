@@ -28,12 +28,6 @@ impl Runs {
         Ok(observe::projects(&mut conn).await?)
     }
 
-    /// The project `id`, if runs were started in it.
-    pub async fn known_project(&self, id: &str) -> Result<Option<KnownProject>, Error> {
-        let mut conn = self.store().read().await?;
-        Ok(observe::project(&mut conn, id).await?)
-    }
-
     /// How many top-level runs were started in the global namespace.
     pub async fn global_run_count(&self) -> Result<i64, Error> {
         let mut conn = self.store().read().await?;

@@ -232,11 +232,11 @@ mod tests {
     #[test]
     fn models_are_routed_by_exact_id_then_longest_prefix_then_defaults() {
         let yaml = "models:\n  providers: { \"claude-*\": openai, \"claude-haiku*\": claude-cli, claude-opus-4-1: anthropic }\n";
-        let settings = Settings::from_texts(&[("r".into(), yaml.into())]).unwrap();
+        let settings = Settings::from_texts(Some(&("r".into(), yaml.into())), None).unwrap();
         assert_eq!(route(&settings, "claude-opus-4-1").as_deref(), Some("anthropic"));
         assert_eq!(route(&settings, "claude-haiku-4-5").as_deref(), Some("claude-cli"));
         assert_eq!(route(&settings, "claude-sonnet-4-5").as_deref(), Some("openai"));
-        let mut none = Settings::from_texts(&[]).unwrap();
+        let mut none = Settings::from_texts(None, None).unwrap();
         for provider in none.providers.values_mut() {
             provider.api_key_env = Some("CAIRN_TEST_NO_SUCH_VARIABLE".into());
             provider.command = Some("/nonexistent/claude".into());

@@ -3,10 +3,16 @@
 //! model calls (`calls`), the project's default run budget (`budget`) and how MCP clients are treated (`hosts`).
 //!
 //! The global file (`$CAIRN_HOME/roscoe.yaml`) and the project's are read as `get_workflow_schema` reads them: a
-//! top-level section of the project's file replaces the global file's section as a whole. A section of the wrong
+//! top-level section of the project's file replaces the global file's section as a whole (`providers` aside, see
+//! below). A section of the wrong
 //! shape is an error naming the file, the line and the key, so a call made with it fails with that message instead
 //! of guessing. Nothing here is a secret: a provider's key is named (an environment variable, a key file), never
 //! written in the file.
+//!
+//! Only the server's own configuration runs or reaches anything: the project's file is written by whoever may write
+//! to the project, so its `providers` entries may only tune a provider the global file (or cairn) defines —
+//! `maxTokens`, `stream`, `maxBudgetUsd`, laid over that provider's global settings — and a key that chooses what
+//! runs or where calls go with which key ([`SERVER_ONLY_KEYS`]) is an error naming it and the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +69,14 @@ pub(crate) struct ProviderSettings {
     /// `--max-budget-usd` of each `claude -p` call: the most one call may spend, and so its worst case.
     pub(crate) max_budget_usd: Option<f64>,
 }
+
+/// The provider keys read only from the global file: what runs (`command`, `args`), where calls go (`baseUrl`, and
+/// `type`, which picks the endpoint and the key a provider is called with) and with which key (`apiKeyEnv`,
+/// `apiKeyFile`).
+const SERVER_ONLY_KEYS: [&str; 6] = ["type", "baseUrl", "apiKeyEnv", "apiKeyFile", "command", "args"];
+
+/// The provider keys a project's file may set, over the provider's global settings.
+const PROJECT_KEYS: [&str; 3] = ["maxTokens", "stream", "maxBudgetUsd"];
 
 /// The default `max_tokens` of an API call.
 pub(crate) const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -137,10 +151,11 @@ pub(crate) struct Settings {
     pub(crate) hosts: BTreeMap<String, HostSettings>,
 }
 
-/// One `roscoe.yaml` as read: where it is and its document.
+/// One `roscoe.yaml` as read: where it is, its document and whether it is a project's.
 struct File {
     path: String,
     doc: Document,
+    project: bool,
 }
 
 impl File {
@@ -155,28 +170,23 @@ impl File {
 impl Settings {
     /// The settings of a scope whose project root is `project` (none in the global namespace), under `home`.
     pub(crate) fn read(home: &Path, project: Option<&Path>) -> Result<Settings, String> {
-        let mut files = Vec::new();
-        for path in std::iter::once(home.join("roscoe.yaml")).chain(project.map(|p| p.join("roscoe.yaml"))) {
-            let shown = path.display().to_string();
-            match crate::files::read_regular(&path, crate::sources::MAX_FILE_BYTES as u64) {
-                Ok(bytes) => {
-                    let text = String::from_utf8(bytes).map_err(|_| format!("{shown}: is not UTF-8 text"))?;
-                    files.push((shown, text));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(format!("{shown}: cannot be read ({e})")),
-            }
-        }
-        Settings::from_texts(&files)
+        let global = read_text(&home.join("roscoe.yaml"))?;
+        let project = match project {
+            Some(root) => read_text(&root.join("roscoe.yaml"))?,
+            None => None,
+        };
+        Settings::from_texts(global.as_ref(), project.as_ref())
     }
 
-    /// The settings of `files` (path, text), the global file first: a later file's section replaces an earlier's.
-    pub(crate) fn from_texts(files: &[(String, String)]) -> Result<Settings, String> {
+    /// The settings of the global file and the project's (path, text): a project's section replaces the global's,
+    /// but its providers only tune the global ones.
+    pub(crate) fn from_texts(global: Option<&(String, String)>, project: Option<&(String, String)>) -> Result<Settings, String> {
         let mut read = Vec::new();
-        for (path, text) in files {
+        for (file, is_project) in [(global, false), (project, true)] {
+            let Some((path, text)) = file else { continue };
             let doc = cairn_yaml::parse(text).map_err(|e| format!("{path}: not valid YAML: {e}"))?;
             match &doc.value {
-                Value::Object(_) | Value::Null => read.push(File { path: path.clone(), doc }),
+                Value::Object(_) | Value::Null => read.push(File { path: path.clone(), doc, project: is_project }),
                 _ => return Err(format!("{path}: the file must be a mapping of sections")),
             }
         }
@@ -210,9 +220,26 @@ impl Settings {
                 settings.routes.push((model.clone(), name.to_owned()));
             }
         }
-        if let Some((file, value)) = section("/providers") {
-            for (name, entry) in object(file, "/providers", value)? {
-                let provider = read_provider(file, name, entry)?;
+        for file in &read {
+            let Some(value) = file.doc.value.pointer("/providers").filter(|v| !v.is_null()) else { continue };
+            let entries = object(file, "/providers", value)?;
+            if file.project {
+                server_only(file, entries)?;
+            }
+            for (name, entry) in entries {
+                let provider = match (file.project, settings.providers.get(name)) {
+                    (false, _) => read_provider(file, name, entry)?,
+                    (true, Some(configured)) => tune_provider(file, name, entry, configured.clone())?,
+                    (true, None) => return Err(file.fail(
+                        &format!("/providers/{}", escape(name)),
+                        format!(
+                            "provider '{name}' is neither built in (anthropic, openai, claude-cli) nor in the global \
+                             roscoe.yaml ($CAIRN_HOME/roscoe.yaml); a project's roscoe.yaml may only tune a provider \
+                             configured there ({})",
+                            PROJECT_KEYS.join(", ")
+                        ),
+                    )),
+                };
                 settings.providers.insert(name.clone(), provider);
             }
         }
@@ -331,6 +358,62 @@ fn read_provider(file: &File, name: &str, value: &Value) -> Result<ProviderSetti
     Ok(provider)
 }
 
+/// Refuses the [`SERVER_ONLY_KEYS`] in a project's `providers` section, naming every one found.
+fn server_only(file: &File, entries: &Map<String, Value>) -> Result<(), String> {
+    let mut found = Vec::new();
+    for (name, entry) in entries {
+        let Some(keys) = entry.as_object() else { continue };
+        for key in keys.keys().filter(|k| SERVER_ONLY_KEYS.contains(&k.as_str())) {
+            found.push((format!("/providers/{}/{key}", escape(name)), format!("`providers.{name}.{key}`")));
+        }
+    }
+    let Some((first, _)) = found.first() else { return Ok(()) };
+    let named: Vec<&str> = found.iter().map(|(_, key)| key.as_str()).collect();
+    Err(file.fail(
+        first,
+        format!(
+            "{} may be set only in the global roscoe.yaml ($CAIRN_HOME/roscoe.yaml), the server's own configuration: \
+             a project's roscoe.yaml chooses among the providers configured there (models.providers) and sets \
+             prices, budgets and limits ({}), never what runs or where calls go with which key ({}); move it to the \
+             global file or remove it",
+            named.join(", "),
+            PROJECT_KEYS.join(", "),
+            SERVER_ONLY_KEYS.join(", ")
+        ),
+    ))
+}
+
+/// A project's entry for provider `name`: its [`PROJECT_KEYS`] over `configured`, the provider's global settings.
+fn tune_provider(file: &File, name: &str, value: &Value, mut provider: ProviderSettings) -> Result<ProviderSettings, String> {
+    let pointer = format!("/providers/{}", escape(name));
+    let map = object(file, &pointer, value)?;
+    only(file, &pointer, map, &PROJECT_KEYS)?;
+    let at = |key: &str| format!("{pointer}/{key}");
+    if let Some(v) = map.get("maxTokens") {
+        provider.max_tokens = u32::try_from(whole(file, &at("maxTokens"), v, 1)?).unwrap_or(u32::MAX);
+    }
+    if let Some(v) = map.get("stream") {
+        provider.stream = v.as_bool().ok_or_else(|| file.fail(&at("stream"), "must be true or false".into()))?;
+    }
+    if let Some(v) = map.get("maxBudgetUsd") {
+        provider.max_budget_usd = Some(number(file, &at("maxBudgetUsd"), v)?);
+    }
+    Ok(provider)
+}
+
+/// The path (as shown) and text of the `roscoe.yaml` at `path`, `None` when there is none.
+fn read_text(path: &Path) -> Result<Option<(String, String)>, String> {
+    let shown = path.display().to_string();
+    match crate::files::read_regular(path, crate::sources::MAX_FILE_BYTES as u64) {
+        Ok(bytes) => {
+            let text = String::from_utf8(bytes).map_err(|_| format!("{shown}: is not UTF-8 text"))?;
+            Ok(Some((shown, text)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{shown}: cannot be read ({e})")),
+    }
+}
+
 fn read_calls(file: &File, value: &Value) -> Result<CallLimits, String> {
     let map = object(file, "/calls", value)?;
     let keys = ["concurrencyPerRun", "concurrencyPerServer", "timeoutMs", "retries", "backoffMs", "maxBackoffMs"];
@@ -397,7 +480,7 @@ fn read_host(file: &File, pointer: &str, value: &Value) -> Result<HostSettings, 
 }
 
 /// The prices runs of a scope rooted at `project` are charged by, under `home`, and where they come from, for people.
-/// A `roscoe.yaml` that cannot be used starts no run, so it leaves no prices.
+/// A `roscoe.yaml` that cannot be used starts no run, so it leaves no prices, and says why.
 fn prices_in_force(home: &Path, project: Option<&Path>) -> (BTreeMap<String, Price>, String) {
     match Settings::read(home, project) {
         Ok(read) => {
@@ -407,7 +490,7 @@ fn prices_in_force(home: &Path, project: Option<&Path>) -> (BTreeMap<String, Pri
             };
             (read.pricing, from)
         }
-        Err(_) => (BTreeMap::new(), "nowhere: roscoe.yaml cannot be used".to_owned()),
+        Err(error) => (BTreeMap::new(), format!("nowhere: roscoe.yaml cannot be used ({error})")),
     }
 }
 
@@ -423,9 +506,10 @@ impl Runs {
 mod tests {
     use super::*;
 
+    /// The settings of `files` (path, text): the global file, then the project's.
     fn settings(files: &[(&str, &str)]) -> Result<Settings, String> {
         let files: Vec<(String, String)> = files.iter().map(|(p, t)| ((*p).to_owned(), (*t).to_owned())).collect();
-        Settings::from_texts(&files)
+        Settings::from_texts(files.first(), files.get(1))
     }
 
     #[test]
@@ -440,19 +524,43 @@ mod tests {
     #[test]
     fn every_section_is_read_and_the_projects_section_replaces_the_globals() {
         let global = "pricing:\n  local-model: { input: 1, output: 2 }\ncalls: { retries: 1, concurrencyPerRun: 2 }\n\
-                      budget: { usd: 9 }\n";
-        let project = "models:\n  providers: { \"claude-*\": cli, llama3: local }\nproviders:\n  cli: { type: claude-cli, \
-                       maxBudgetUsd: 0.5, args: [--verbose] }\n  local: { type: openai, baseUrl: \"http://127.0.0.1:1/v1/\" }\n\
-                       calls: { timeoutMs: 5 }\nhosts:\n  My-Client: { execution: server, subagents: false }\n";
+                      budget: { usd: 9 }\nproviders:\n  cli: { type: claude-cli, maxBudgetUsd: 0.5, args: [--verbose] }\n  \
+                      local: { type: openai, baseUrl: \"http://127.0.0.1:1/v1/\" }\n";
+        let project = "models:\n  providers: { \"claude-*\": cli, llama3: local }\nproviders:\n  cli: { maxBudgetUsd: 0.25 }\n  \
+                       anthropic: { maxTokens: 100, stream: true }\ncalls: { timeoutMs: 5 }\nhosts:\n  My-Client: { execution: server, \
+                       subagents: false }\n";
         let s = settings(&[("g/roscoe.yaml", global), ("p/roscoe.yaml", project)]).unwrap();
         assert_eq!(s.routes, [("claude-*".to_owned(), "cli".to_owned()), ("llama3".to_owned(), "local".to_owned())]);
         assert_eq!(s.providers["cli"].kind, Kind::ClaudeCli);
-        assert_eq!(s.providers["cli"].max_budget_usd, Some(0.5));
-        assert_eq!(s.providers["local"].base_url.as_deref(), Some("http://127.0.0.1:1/v1"));
+        assert_eq!(s.providers["cli"].max_budget_usd, Some(0.25), "the project tunes the global provider");
+        assert_eq!(s.providers["cli"].args, ["--verbose"], "and keeps what the global file says");
+        assert_eq!(s.providers["local"].base_url.as_deref(), Some("http://127.0.0.1:1/v1"), "untouched global provider");
+        assert_eq!((s.providers["anthropic"].max_tokens, s.providers["anthropic"].stream), (100, true));
         assert_eq!(s.calls, CallLimits { timeout_ms: 5, ..CallLimits::default() }, "the project's calls replace the global's");
         assert_eq!(s.budget, Some(Budget { usd: Some(9.0), tokens: None }), "the global budget stays");
         assert_eq!(s.pricing["local-model"], Price { input: 1.0, output: 2.0, cache_read: None, cache_write: None });
         assert_eq!(s.host("my-client").and_then(|h| h.execution), Some(Execution::Server));
+    }
+
+    #[test]
+    fn a_projects_file_may_not_say_what_runs_or_where_calls_go() {
+        for key in SERVER_ONLY_KEYS {
+            let project = format!("providers:\n  anthropic:\n    maxTokens: 10\n    {key}: x\n");
+            let error = settings(&[("g.yaml", ""), ("p/roscoe.yaml", &project)]).unwrap_err();
+            assert!(error.starts_with("p/roscoe.yaml: line 4"), "{error}");
+            assert!(error.contains(&format!("`providers.anthropic.{key}` may be set only in the global roscoe.yaml")), "{error}");
+            // The same key in the global file is read (or refused for its value, never for where it is).
+            let global = settings(&[("g.yaml", &project)]);
+            assert!(global.as_ref().is_ok() || !global.as_ref().unwrap_err().contains("only in the global"), "{global:?}");
+        }
+        let both = "providers:\n  a: { type: openai, baseUrl: \"http://x\", apiKeyFile: /k }\n";
+        let error = settings(&[("g.yaml", ""), ("p.yaml", both)]).unwrap_err();
+        assert!(error.contains("`providers.a.type`, `providers.a.baseUrl`, `providers.a.apiKeyFile` may"), "{error}");
+        let error = settings(&[("g.yaml", ""), ("p.yaml", "providers:\n  mine: { maxTokens: 5 }\n")]).unwrap_err();
+        assert!(error.contains("provider 'mine' is neither built in") && error.contains("only tune"), "{error}");
+        let global = "providers:\n  mine: { type: openai, baseUrl: \"http://h/v1\" }\n";
+        let s = settings(&[("g.yaml", global), ("p.yaml", "providers:\n  mine: { maxTokens: 5 }\n")]).unwrap();
+        assert_eq!((s.providers["mine"].max_tokens, s.providers["mine"].base_url.as_deref()), (5, Some("http://h/v1")));
     }
 
     #[test]
@@ -483,5 +591,12 @@ mod tests {
         std::fs::write(&file, "pricing:\n  m: { input: -1, output: 1 }\n").unwrap();
         let (prices, from) = prices_in_force(home.path(), None);
         assert!(prices.is_empty() && from.starts_with("nowhere"), "{from}");
+        // A project's file naming what only the global one may: the settings page says so where prices come from.
+        std::fs::write(&file, "").unwrap();
+        let project = tempfile::tempdir().unwrap();
+        std::fs::write(project.path().join("roscoe.yaml"), "providers:\n  claude-cli: { command: ./tool.sh }\n").unwrap();
+        let (prices, from) = prices_in_force(home.path(), Some(project.path()));
+        assert!(prices.is_empty(), "{from}");
+        assert!(from.contains("`providers.claude-cli.command` may be set only in the global roscoe.yaml"), "{from}");
     }
 }

@@ -90,7 +90,7 @@ impl Runs {
         let description = prepared.workflow.description.clone();
         let follow = match &result.url_note {
             None => format!("Follow along live: {}", result.url),
-            Some(_) => format!("Its page, once `cairn serve` runs: {}", result.url),
+            Some(_) => format!("Its page, once `cairn serve` serves it: {}", result.url),
         };
         let narration =
             format!("Running **{name}**{}. {follow}", description.as_deref().map(|d| format!(" — {d}")).unwrap_or_default());

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::{MAX_SKILL_BYTES, Skill, read_skill};
+use super::{MAX_SKILL_BYTES, Skill, UserDirs, discover, read_skill};
 use crate::error::{Error, Stage};
+use crate::reach::Reach;
 use crate::scope::Scope;
 use crate::service::LintWarning;
 use crate::source::Source;
@@ -39,6 +40,9 @@ pub struct ConvertRequest {
     pub id: Option<String>,
     /// The workflow source (default: repo when the project has one, else global).
     pub source: Option<Source>,
+    /// Where `skill_path` may lead: anywhere (stdio), or inside the scope's project or a standard skill root
+    /// (`cairn serve`).
+    pub reach: Reach,
 }
 
 /// `finalize_skill_conversion` input: the host's completion plus the `finalize_args` of `convert_skill`.
@@ -54,6 +58,8 @@ pub struct FinalizeRequest {
     pub source: Option<Source>,
     /// Replace an existing workflow of that id in that source.
     pub overwrite: bool,
+    /// Where `skill_path` may lead, as for `convert_skill`.
+    pub reach: Reach,
 }
 
 /// The `convert_skill` handback: run `prompt` as your own completion, then finalize with `finalize_args`.
@@ -129,8 +135,10 @@ struct Bundle {
     skipped: Vec<String>,
 }
 
-/// The canonical skill file at `path` (absolute, or relative to the project `cwd`), or a `resolve` failure.
-fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<Error>> {
+/// The canonical skill file at `path` (absolute, or relative to the project `cwd`), or a `resolve` failure. Within
+/// `reach` (a confined server) the file must be inside the scope's project or a standard skill root of `user`, by
+/// its path before anything is read and by its real path after.
+fn skill_file(scope: &Scope, path: &str, reach: &Reach, user: &UserDirs) -> Result<PathBuf, Box<Error>> {
     let given = Path::new(path);
     let full = if given.is_absolute() {
         given.to_owned()
@@ -148,6 +156,22 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<Error>> {
             }
         }
     };
+    let roots = discover::user_roots(user);
+    let outside = || {
+        Error::stage(
+            Stage::Resolve,
+            "skill_outside_roots",
+            format!(
+                "skill_path '{path}' is outside the project and the standard skill roots (~/.claude/skills, \
+                 ~/.agents/skills, $CODEX_HOME/skills, ~/.config/opencode/skills, ~/.gemini/skills of the server's \
+                 user), and cairn serve reads skills only there; copy the skill into the project, or name one \
+                 list_skills shows"
+            ),
+        )
+    };
+    if !reach.admits(scope, &full, &roots) {
+        return fail(outside());
+    }
     let canonical = full.canonicalize().map_err(|_| {
         Error::stage(
             Stage::Resolve,
@@ -158,6 +182,9 @@ fn skill_file(scope: &Scope, path: &str) -> Result<PathBuf, Box<Error>> {
             ),
         )
     })?;
+    if !reach.admits(scope, &canonical, &roots) {
+        return fail(outside());
+    }
     if read_skill(&canonical).is_none() {
         return fail(Error::stage(
             Stage::Resolve,

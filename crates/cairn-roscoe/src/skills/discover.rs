@@ -55,7 +55,7 @@ pub(crate) fn skills(user: &UserDirs, scope: &Scope, content_scan: bool) -> Vec<
 }
 
 /// The user-global roots: Claude, the shared `.agents`, Codex (`$CODEX_HOME`), OpenCode, Gemini.
-fn user_roots(user: &UserDirs) -> Vec<PathBuf> {
+pub(crate) fn user_roots(user: &UserDirs) -> Vec<PathBuf> {
     let home = user.home.as_deref();
     let codex = user
         .codex_home

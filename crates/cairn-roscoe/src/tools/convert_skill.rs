@@ -49,6 +49,7 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         name: params.name.clone(),
         id: params.id.clone(),
         source: source(params.source),
+        reach: server.reach.clone(),
     };
     staged(
         server

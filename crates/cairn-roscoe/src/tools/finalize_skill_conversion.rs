@@ -4,6 +4,7 @@
 use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 
+use crate::skills::UserDirs;
 use crate::skills::convert::FinalizeRequest;
 
 use super::{RoscoeServer, SourceArg, object_tool, parse, source, staged};
@@ -51,12 +52,14 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
         id: params.id.clone(),
         source: source(params.source),
         overwrite: params.overwrite.unwrap_or(false),
+        reach: server.reach.clone(),
     };
+    let user = UserDirs::from_env();
     let scope = params.scope();
     staged(
         server
             .write(call.access, "finalize_skill_conversion", &params.id, scope, move |service, scope, actor| {
-                service.finalize_skill_conversion(scope, &request, actor)
+                service.finalize_skill_conversion(scope, &user, &request, actor)
             })
             .await,
     )

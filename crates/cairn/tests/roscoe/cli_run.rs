@@ -185,11 +185,21 @@ async fn a_run_started_in_the_terminal_is_answered_in_cairn_serve() {
     let env = Env::new();
     let repo = env.repo("project");
     write_workflow(&repo, "release", RELEASE);
-    let served = crate::cairn_serve::Served::start(env.cli(env!("CARGO_BIN_EXE_cairn"), &["serve"])).await;
+    // A server that does not serve the project: the link names it, and the result says how to serve it.
+    let unserved = crate::cairn_serve::Served::start(env.cli(env!("CARGO_BIN_EXE_cairn"), &["serve"])).await;
+    let elsewhere = env.roscoe(&repo, &["run", "release", "--json"]).await.json();
+    let note = elsewhere["urlNote"].as_str().unwrap_or_default();
+    assert!(note.contains("does not serve this project") && note.contains(&format!("--project {}", repo.display())), "{elsewhere}");
+    let project = elsewhere["url"].as_str().unwrap().split("project=").nth(1).unwrap().to_owned();
+    let api = unserved.url(&format!("/api/runs/{}?project={project}", elsewhere["runId"].as_str().unwrap()));
+    assert_eq!(reqwest::get(&api).await.unwrap().status(), 404, "a project it does not serve is not found there");
+    drop(unserved);
 
+    let served = env.serve(&[], &[]).await;
     let paused = env.roscoe(&repo, &["run", "release", "--json"]).await;
     assert_eq!(paused.code, 3, "{paused:?}");
     let result = paused.json();
+    assert!(result.get("urlNote").is_none(), "the server serves the project: {result}");
     let (run_id, url) = (result["runId"].as_str().unwrap(), result["url"].as_str().unwrap());
     assert!(url.starts_with(&served.base), "the link names the running server: {url}");
     let project = url.split("project=").nth(1).unwrap();

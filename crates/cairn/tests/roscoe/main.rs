@@ -21,9 +21,11 @@ mod cairn_serve;
 mod database;
 mod docs;
 mod hostile_input;
+mod http_scope;
 mod duplicate_keys;
 mod isolation;
 mod malformed;
+mod project_config;
 mod protocol;
 #[path = "../common/raw_stdio.rs"]
 mod raw_stdio;

@@ -5,6 +5,7 @@ use std::process::Stdio;
 
 use rmcp::model::CallToolResult;
 use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
@@ -51,11 +52,13 @@ pub fn parent(name: &str, child: &str) -> String {
 pub struct Env {
     pub tmp: tempfile::TempDir,
     database: TestDatabase,
+    /// The repositories [`Env::repo`] made: the projects a `cairn serve` of this test serves (`--project`).
+    repos: std::sync::Mutex<Vec<PathBuf>>,
 }
 
 impl Env {
     pub fn new() -> Env {
-        let env = Env { tmp: tempfile::tempdir().unwrap(), database: TestDatabase::fresh() };
+        let env = Env { tmp: tempfile::tempdir().unwrap(), database: TestDatabase::fresh(), repos: Default::default() };
         std::fs::create_dir_all(env.home()).unwrap();
         std::fs::create_dir_all(env.git_home()).unwrap();
         env
@@ -95,7 +98,9 @@ impl Env {
         self.isolate_std(&mut git);
         let status = git.status().unwrap();
         assert!(status.success(), "git init");
-        dir.canonicalize().unwrap()
+        let dir = dir.canonicalize().unwrap();
+        self.repos.lock().unwrap().push(dir.clone());
+        dir
     }
 
     fn git_vars(&self) -> Vec<(&'static str, PathBuf)> {
@@ -142,26 +147,38 @@ impl Env {
         Client::stdio(self.command(env!("CARGO_BIN_EXE_cairn"), &["roscoe"])).await
     }
 
-    /// A server on `transport` with this home, connected: `cairn roscoe mcp`, or `cairn serve` at `/roscoe/mcp`.
+    /// A server on `transport` with this home, connected: `cairn roscoe mcp`, or `cairn serve` at `/roscoe/mcp`
+    /// serving every repository made so far (`--project`).
     pub async fn connect_over(&self, transport: Transport) -> Client {
         match transport {
             Transport::Stdio => self.connect().await,
             Transport::Http => {
-                let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-                command.arg("serve").env("CAIRN_HOME", self.home());
-                self.database.apply(&mut command);
-                for (name, value) in self.git_vars() {
-                    command.env(name, value);
-                }
-                for name in GIT_LOCATION_VARIABLES {
-                    command.env_remove(name);
-                }
-                let served = Served::start(command).await;
-                            let transport = StreamableHttpClientTransport::from_uri(served.url("/roscoe/mcp"));
+                let served = self.serve(&[], &[]).await;
+                let transport = StreamableHttpClientTransport::from_uri(served.url("/roscoe/mcp"));
                 let service = ().serve(transport).await.expect("initialize over HTTP");
                 Client { service, _server: Some(served) }
             }
         }
+    }
+
+    /// `cairn serve args…` with this home, this test's database, isolated git and the variables `vars`, serving every
+    /// repository made so far (`--project`), started.
+    pub async fn serve(&self, args: &[&str], vars: &[(&str, &str)]) -> Served {
+        let mut command = self.cli(env!("CARGO_BIN_EXE_cairn"), &["serve"]);
+        command.envs(vars.iter().copied());
+        for repo in self.repos.lock().unwrap().iter() {
+            command.arg("--project").arg(repo);
+        }
+        command.args(args);
+        Served::start(command).await
+    }
+
+    /// A token of principal `name` (an agent) with `scopes` (comma-separated), made with `cairn work token create`.
+    pub async fn token(&self, name: &str, scopes: &str) -> String {
+        let args = ["work", "token", "create", "--principal", name, "--kind", "agent", "--scopes", scopes];
+        let out = self.cli(env!("CARGO_BIN_EXE_cairn"), &args).output().await.unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned()
     }
 }
 
@@ -177,6 +194,13 @@ impl Client {
         command.stderr(Stdio::null());
         let transport = TokioChildProcess::new(command).expect("spawn the server");
         let service = ().serve(transport).await.expect("initialize over stdio");
+        Client { service, _server: None }
+    }
+
+    /// A client of `/roscoe/mcp` on `served` acting with the token `bearer`.
+    pub async fn http(served: &Served, bearer: &str) -> Client {
+        let config = StreamableHttpClientTransportConfig::with_uri(served.url("/roscoe/mcp")).auth_header(bearer.to_owned());
+        let service = ().serve(StreamableHttpClientTransport::from_config(config)).await.expect("initialize over HTTP");
         Client { service, _server: None }
     }
 

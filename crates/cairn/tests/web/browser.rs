@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-use crate::support::{Mcp, http, json_of, project, start, start_with, token, token_as};
+use crate::support::{Mcp, http, json_of, start, start_serving, start_with, token, token_as};
 
 fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -120,11 +120,10 @@ async fn the_home_inbox_lists_decisions_of_every_workspace_and_answers_them() {
     if tools().is_none() {
         return;
     }
-    let env = start().await;
+    let (env, repo) = start_serving("shop").await;
     let client = http();
     let url = |p: &str| env.served.url(p);
     let global = json_of(client.post(url("/api/runs?project=global")).json(&json!({"workflowId": "decide"}))).await;
-    let repo = project(&env, "shop");
     let roscoe = Mcp::connect(url("/roscoe/mcp"), &token_as(&env, "drafter", "agent", "roscoe:run")).await;
     let started = roscoe.ok("start_workflow", json!({"cwd": repo.to_string_lossy(), "id": "decide"})).await;
     let project_run = started["runId"].as_str().unwrap().to_owned();

@@ -1,7 +1,7 @@
 //! What the web tests share: a server on a fresh home with the `ship` workflow (an agent step, then a human
 //! decision), a work token of the local account, and a plain HTTP client that does not follow redirects.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -23,14 +23,15 @@ pub const SHIP: &str = "name: ship\ndescription: Draft, then a person decides\ni
 pub const DECIDE: &str = "name: decide\ninitial: ask\nnodes:\n  ask:\n    type: human\n    \
     config: { prompt: Go?, labels: { ship: Ship it } }\n    transitions: { ship: $end, stop: $fail }\n";
 
-/// A git repository under `env`'s temporary folder holding the repo workflow `decide`: a project workspace.
-pub fn project(env: &Env, name: &str) -> PathBuf {
-    let root = env.home.parent().unwrap().join(name);
+/// A git repository `name` beside the home of [`start_serving`]'s server holding the repo workflow `decide`: a
+/// project workspace.
+fn project(tmp: &Path, name: &str) -> PathBuf {
+    let root = tmp.join(name);
     std::fs::create_dir_all(root.join(".roscoe/workflows")).unwrap();
     std::fs::write(root.join(".roscoe/workflows/decide.yaml"), DECIDE).unwrap();
     let git = std::process::Command::new("git").arg("init").arg("-q").arg(&root).status().unwrap();
     assert!(git.success());
-    root
+    root.canonicalize().unwrap()
 }
 
 /// A running server and its home.
@@ -64,9 +65,21 @@ pub async fn start_with(args: &[&str]) -> Env {
     start_logging(args, "info").await
 }
 
+/// [`start`] with the project `name` (see [`project`]) served (`--project`), and its root.
+pub async fn start_serving(name: &str) -> (Env, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = project(tmp.path(), name);
+    let env = start_in(tmp, &["--project", root.to_str().unwrap()], "info").await;
+    (env, root)
+}
+
 /// [`start_with`], logging at `level` (`RUST_LOG`).
 pub async fn start_logging(args: &[&str], level: &str) -> Env {
-    let tmp = tempfile::tempdir().unwrap();
+    start_in(tempfile::tempdir().unwrap(), args, level).await
+}
+
+/// [`start_logging`] in the temporary folder `tmp`.
+async fn start_in(tmp: tempfile::TempDir, args: &[&str], level: &str) -> Env {
     let home = tmp.path().join("home");
     std::fs::create_dir_all(home.join("workflows")).unwrap();
     std::fs::write(home.join("workflows").join("ship.yaml"), SHIP).unwrap();

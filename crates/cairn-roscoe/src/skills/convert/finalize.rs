@@ -15,6 +15,7 @@ use crate::definition;
 use crate::error::Error;
 use crate::files::write_atomic;
 use crate::scope::Scope;
+use crate::skills::UserDirs;
 use crate::service::{Body, Service, Subject, allow_scripts};
 use crate::sources::{MAX_FILE_BYTES, Sources, check_id};
 use crate::yaml_edit::replace_scalar;
@@ -25,10 +26,11 @@ impl Service {
     pub fn finalize_skill_conversion(
         &self,
         scope: &Scope,
+        user: &UserDirs,
         request: &FinalizeRequest,
         actor: &Actor,
     ) -> Result<Staged<Converted>, Error> {
-        finalize(self, scope, request, actor)
+        finalize(self, scope, user, request, actor)
     }
 }
 
@@ -36,10 +38,11 @@ impl Service {
 fn finalize(
     service: &Service,
     scope: &Scope,
+    user: &UserDirs,
     request: &FinalizeRequest,
     actor: &Actor,
 ) -> Result<Staged<Converted>, Error> {
-    Ok(match finalize_staged(service, scope, request, actor) {
+    Ok(match finalize_staged(service, scope, user, request, actor) {
         Ok(converted) => Staged::Done(converted),
         Err(failure) => Staged::Failed(*failure),
     })
@@ -48,13 +51,14 @@ fn finalize(
 fn finalize_staged(
     service: &Service,
     scope: &Scope,
+    user: &UserDirs,
     request: &FinalizeRequest,
     actor: &Actor,
 ) -> Result<Converted, Box<Error>> {
     // resolve: nothing echoed back is trusted; the bundle is read again from disk.
     let id = request.id.as_str();
     check_id(id).map_err(|e| Error::at_stage(Stage::Resolve, &e))?;
-    let bundle = read_bundle(&skill_file(scope, &request.skill_path)?)?;
+    let bundle = read_bundle(&skill_file(scope, &request.skill_path, &request.reach, user)?)?;
     let sources = Sources::new(service.home(), scope);
     let source = request.source.unwrap_or_else(|| sources.default_source());
     let dir = sources

@@ -44,7 +44,7 @@ fn handback(
     request: &ConvertRequest,
 ) -> Result<Staged<Handback>, Error> {
     let path = match (&request.skill_path, &request.name) {
-        (Some(path), None) => match skill_file(scope, path) {
+        (Some(path), None) => match skill_file(scope, path, &request.reach, user) {
             Ok(path) => path,
             Err(failure) => return Ok(Staged::Failed(*failure)),
         },
