@@ -79,6 +79,7 @@ pub(super) fn is_usage(code: &str) -> bool {
             | "CWD_INVALID"
             | "invalid_id"
             | "no_repo_source"
+            | "invalid_config"
     )
 }
 
