@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::drain::InFlight;
 use crate::host_guard::AllowedHosts;
+use crate::message_limits::MessageLimits;
 use crate::one_write::OneWrite;
 use crate::session_end::SessionEnd;
 use crate::sessions::SharedSessions;
@@ -37,13 +38,14 @@ pub struct HttpOptions {
 /// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
 /// live in this process only, unless `sessions` keeps them where other nodes see them. A client ending its session
 /// is answered `204 No Content` ([`SessionEnd`]); an answer to a posted message that is ready soon goes out in one
-/// write ([`OneWrite`](crate::OneWrite)).
+/// write ([`OneWrite`](crate::OneWrite)); a posted message too large or nested too deep is answered with its own id
+/// ([`MessageLimits`]).
 pub fn http_service<H, F>(
     factory: F,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
     sessions: Option<SharedSessions>,
-) -> SessionEnd<OneWrite<StreamableHttpService<H, LocalSessionManager>>>
+) -> SessionEnd<OneWrite<MessageLimits<StreamableHttpService<H, LocalSessionManager>>>>
 where
     H: ServerHandler + Send + 'static,
     F: Fn() -> H + Send + Sync + 'static,
@@ -54,8 +56,9 @@ where
         .with_allowed_hosts(hosts)
         .with_cancellation_token(shutdown.child_token());
     config.session_store = sessions.map(|s| Arc::new(s) as Arc<dyn SessionStore>);
+    let limit = config.max_request_body_bytes;
     let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config);
-    SessionEnd::new(OneWrite::new(service))
+    SessionEnd::new(OneWrite::new(MessageLimits::new(service, limit)))
 }
 
 /// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM (then it finishes the calls in

@@ -11,7 +11,9 @@
 //! [`roots`] asks the client for its workspace root, and [`describe`] builds a tool's `tools/list` entry, its input schema in the
 //! portable form every host accepts (`portable`).
 //! Each surface lists its tools once in a [`registry::Registry`], which shows and lets through only what the caller's
-//! [`access::Access`] (its principal and token scopes, the same model on every surface) allows.
+//! [`access::Access`] (its principal and token scopes, the same model on every surface) allows. A message too large
+//! or nested too deep is answered with its own id on every transport ([`MessageLimits`] on HTTP), and
+//! [`is_housekeeping`] tells the rate limit of `cairn serve` protocol housekeeping from calls.
 //!
 //! This crate knows nothing about any surface's domain.
 
@@ -25,6 +27,7 @@ mod host_guard;
 mod http;
 pub mod listener;
 mod lines;
+mod message_limits;
 mod one_write;
 mod priming;
 mod portable;
@@ -33,6 +36,7 @@ pub mod registry;
 mod serving;
 mod session_end;
 mod sessions;
+mod shallow;
 mod sse;
 mod stdio;
 mod verdict;
@@ -41,8 +45,10 @@ pub use drain::{DRAIN_LIMIT, InFlight, shutdown_signal};
 pub use host_guard::{AllowedHosts, Refusal};
 pub use http::{HttpOptions, http_service, serve_http};
 pub use serving::{BODY_IDLE_TIMEOUT, HEADER_READ_TIMEOUT, serve_router};
+pub use message_limits::MessageLimits;
 pub use one_write::OneWrite;
 pub use session_end::SessionEnd;
 pub use sessions::{SessionRows, SessionRowsError, SharedSessions};
+pub use shallow::is_housekeeping;
 pub use sse::serve_legacy_sse;
 pub use stdio::{MAX_LINE_BYTES, serve_stdio};

@@ -1,7 +1,8 @@
 //! Reading newline-delimited messages with a bound on a line's length.
 //!
-//! A line longer than the bound is reported as soon as it passes the bound, and the rest of it, up to its newline, is
-//! read and dropped: it is never held in memory whole. A last line without a newline still counts as a line.
+//! A line longer than the bound is reported as soon as it passes the bound, with its first `limit` bytes (where a
+//! request's id may be read), and the rest of it, up to its newline, is read and dropped: it is never held in memory
+//! whole. A last line without a newline still counts as a line.
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
@@ -10,7 +11,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 pub(crate) enum Read {
     /// A whole line, now in [`Lines::line`].
     Line,
-    /// A line longer than the bound. What follows of it, up to its newline, is skipped.
+    /// A line longer than the bound, its first `limit` bytes now in [`Lines::line`]. What follows of it, up to its
+    /// newline, is skipped.
     TooLong,
     /// The end of the input.
     End,
@@ -41,7 +43,8 @@ impl<R: AsyncRead + Unpin> Lines<R> {
         }
     }
 
-    /// The line the last [`Read::Line`] found, without its line ending (`\n` or `\r\n`).
+    /// The line the last [`Read::Line`] found, without its line ending (`\n` or `\r\n`), or the start of the line
+    /// the last [`Read::TooLong`] found.
     pub(crate) fn line(&self) -> &[u8] {
         self.line.strip_suffix(b"\r").unwrap_or(&self.line)
     }
@@ -71,7 +74,8 @@ impl<R: AsyncRead + Unpin> Lines<R> {
                 self.skipping = newline.is_none();
                 None
             } else if self.line.len() + content.len() > self.limit {
-                self.line.clear();
+                self.line.extend_from_slice(&content[..self.limit - self.line.len()]);
+                self.reported = true;
                 self.skipping = newline.is_none();
                 Some(Read::TooLong)
             } else {
@@ -115,6 +119,11 @@ mod tests {
     async fn a_line_over_the_limit_is_reported_once_and_skipped_to_its_newline() {
         let input = [b"12345\n".as_slice(), &[b'x'; 100], b"\nok\n", &[b'y'; 7]].concat();
         assert_eq!(all(&input, 5).await, [Ok("12345".into()), Err(Read::TooLong), Ok("ok".into()), Err(Read::TooLong)]);
+        let mut lines = Lines::new(b"abcdefgh\nok\n".as_slice(), 5);
+        assert_eq!(lines.next().await.unwrap(), Read::TooLong);
+        assert_eq!(lines.line(), b"abcde", "the start of the long line");
+        assert_eq!(lines.next().await.unwrap(), Read::Line);
+        assert_eq!(lines.line(), b"ok");
     }
 
     #[tokio::test]

@@ -10,6 +10,7 @@ use futures::future::{Either, MapOk};
 use http::{Method, Request, Response, StatusCode};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
 
+use crate::message_limits::MessageLimits;
 use crate::one_write::OneWrite;
 
 /// An MCP endpoint whose session ends are answered `204` ([`http_service`](crate::http_service) makes them).
@@ -24,10 +25,12 @@ impl<S> SessionEnd<S> {
     }
 }
 
-impl<H, M> SessionEnd<OneWrite<StreamableHttpService<H, M>>> {
-    /// Refuses request bodies larger than `bytes` (rmcp's own limit, behind any limit of the router).
+impl<H, M> SessionEnd<OneWrite<MessageLimits<StreamableHttpService<H, M>>>> {
+    /// Refuses request bodies larger than `bytes` ([`MessageLimits`], and rmcp's own limit behind it; both behind
+    /// any limit of the router).
     pub fn with_max_request_body(mut self, bytes: usize) -> Self {
-        self.inner.inner.config.max_request_body_bytes = bytes;
+        self.inner.inner.limit = bytes;
+        self.inner.inner.inner.config.max_request_body_bytes = bytes;
         self
     }
 }

@@ -13,10 +13,11 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::lines::{Lines, Read};
+use crate::shallow;
 use crate::verdict::{Fault, Verdict, judge};
 
-/// The longest line (one message) a client may send: 16 MiB. A longer one is refused with an error and skipped up
-/// to its newline without being held in memory.
+/// The longest line (one message) a client may send: 16 MiB. A longer one is refused with an error (with the
+/// request's id when its first 16 MiB hold it) and skipped up to its newline without being held in memory.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How many lines may wait for stdout before their senders wait too.
@@ -127,7 +128,8 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for LineTransport<R> {
                          skipped.",
                         MAX_LINE_BYTES >> 20
                     );
-                    self.refuse(&Fault::new(None, ErrorData::invalid_request(message, None)));
+                    let id = shallow::request_id_of_start(self.lines.line());
+                    self.refuse(&Fault::new(id, ErrorData::invalid_request(message, None)));
                 }
                 Read::Line => {
                     self.read += 1;

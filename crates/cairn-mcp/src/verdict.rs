@@ -5,7 +5,9 @@
 //! a known method whose `params` do not fit it reaches the handler as an unknown method. Here every fault gets the
 //! JSON-RPC 2.0 answer: `-32700` (parse error) for what is not JSON, `-32600` (invalid request) for JSON that is not
 //! a request, `-32601` (method not found) for a method MCP does not define, `-32602` (invalid params) for a known
-//! method whose `params` do not fit it, each with the request's id when one can be read and `null` otherwise.
+//! method whose `params` do not fit it, each with the request's id when one can be read and `null` otherwise. A
+//! message nested more than [`MAX_DEPTH`] levels deep is never built: its id is read from its top level alone
+//! ([`crate::shallow`]).
 
 use rmcp::model::{
     CallToolRequest, CancelTaskRequest, ClientJsonRpcMessage, CompleteRequest, ConstString, DiscoverRequest, ErrorCode,
@@ -20,8 +22,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-/// How deep arrays and objects may nest in one message.
-pub(crate) const MAX_DEPTH: usize = 64;
+use crate::shallow::{self, MAX_DEPTH};
 
 /// What to do with a line.
 #[derive(Debug)]
@@ -70,8 +71,8 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
             ));
         }
     };
-    if nests_too_deep(text) {
-        return invalid(None, format!("the message nests arrays and objects more than {MAX_DEPTH} levels deep."));
+    if shallow::nests_too_deep(line) {
+        return Verdict::Answer(too_deep(shallow::request_id(line)));
     }
     let value: Value = match serde_json::from_str(text) {
         Ok(value) => value,
@@ -89,6 +90,15 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
         ),
         other => invalid(None, format!("a JSON-RPC message is a JSON object, not {}.", kind(other))),
     }
+}
+
+/// The answer to a message that nests too deep: with its id, when it is a request whose top level reads well.
+pub(crate) fn too_deep(id: Option<RequestId>) -> Fault {
+    let message = format!(
+        "Invalid Request: the message nests arrays and objects more than {MAX_DEPTH} levels deep; flatten the \
+         arguments (or send the deep value as a string)."
+    );
+    Fault::new(id, ErrorData::invalid_request(message, None))
 }
 
 /// Judges a JSON object.
@@ -169,34 +179,6 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// Whether arrays and objects nest more than [`MAX_DEPTH`] levels deep (brackets inside strings do not count).
-fn nests_too_deep(text: &str) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for byte in text.bytes() {
-        if in_string {
-            match byte {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match byte {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_DEPTH {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
 }
 
 /// Whether a request's `params` fit its method, and if not, why.
@@ -289,8 +271,17 @@ mod tests {
     #[test]
     fn json_that_is_not_a_request_is_invalid_with_the_id_when_it_can_be_read() {
         let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let call = |id: &str, levels: usize| {
+            let x = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{"x":{x}}}}}}}"#)
+        };
+        let (deep_call, deeper_call, deep_notification) =
+            (call("2", 100), call(r#""two""#, 10_000), call("2", 100).replace(r#""id":2,"#, ""));
         for (line, id) in [
             (deep.as_str(), Value::Null),
+            (deep_call.as_str(), json!(2)),
+            (deeper_call.as_str(), json!("two")),
+            (deep_notification.as_str(), Value::Null),
             (r#"[{"jsonrpc":"2.0","id":4,"method":"tools/list"}]"#, Value::Null),
             ("[]", Value::Null),
             ("5", Value::Null),

@@ -11,6 +11,9 @@
 //! A made-up token gets a budget of its own, so the limit does not stop a client that sends a new bogus token with
 //! every request; each such request is refused with 401 by the token check behind it.
 //!
+//! MCP protocol housekeeping is never counted: `initialize`, `ping`, notifications, responses to the server, opening a
+//! session's stream and ending it; a crowd of agents sharing one token spends the budget on calls only.
+//!
 //! The table of clients is swept every minute (every second while it holds more than [`CROWDED`] clients): a client
 //! whose budget is full again, which at the defaults takes a few seconds after its last request, is dropped.
 
@@ -20,8 +23,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use governor::clock::Clock;
@@ -110,6 +114,11 @@ async fn check(State(limiter): State<Arc<Limiter>>, request: Request, next: Next
     if !limited(request.uri().path()) {
         return next.run(request).await;
     }
+    let request = match housekeeping(request).await {
+        Ok(Housekeeping::Yes(request)) => return next.run(request).await,
+        Ok(Housekeeping::No(request)) => request,
+        Err(unreadable) => return unreadable,
+    };
     limiter.sweep();
     let peer = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
     let client = client(request.headers(), peer, limiter.settings.trust_forwarded_for);
@@ -120,6 +129,43 @@ async fn check(State(limiter): State<Arc<Limiter>>, request: Request, next: Next
             too_many(client, wait, limiter.settings)
         }
     }
+}
+
+/// The most of a posted MCP message read to tell housekeeping from a call; a larger one is a call.
+const HOUSEKEEPING_BYTES: u64 = 64 * 1024;
+
+/// A request, and whether it is MCP protocol housekeeping.
+enum Housekeeping {
+    Yes(Request),
+    No(Request),
+}
+
+/// Whether `request` is protocol housekeeping, which no budget counts: ending a session (`DELETE`), opening its
+/// stream (`GET`), and a posted `initialize`, `ping`, notification or response ([`cairn_mcp::is_housekeeping`]).
+/// A posted body that says it is at most [`HOUSEKEEPING_BYTES`] long is read to tell; the request goes on with it.
+async fn housekeeping(request: Request) -> Result<Housekeeping, Response> {
+    let path = request.uri().path();
+    if path == "/api" || path.starts_with("/api/") {
+        return Ok(Housekeeping::No(request));
+    }
+    match *request.method() {
+        Method::DELETE | Method::GET => return Ok(Housekeeping::Yes(request)),
+        Method::POST => {}
+        _ => return Ok(Housekeeping::No(request)),
+    }
+    let length = request.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if !length.is_some_and(|length| length <= HOUSEKEEPING_BYTES) {
+        return Ok(Housekeeping::No(request));
+    }
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, HOUSEKEEPING_BYTES as usize).await else {
+        let message = "the request body could not be read whole, or was longer than its Content-Length said";
+        let body = json!({ "error": message, "code": "bad_request" });
+        return Err(ApiError { status: StatusCode::BAD_REQUEST, body }.into_response());
+    };
+    let yes = cairn_mcp::is_housekeeping(&bytes);
+    let request = Request::from_parts(parts, Body::from(bytes));
+    Ok(if yes { Housekeeping::Yes(request) } else { Housekeeping::No(request) })
 }
 
 impl Limiter {
@@ -187,7 +233,6 @@ fn too_many(client: Client, wait: Duration, settings: RateLimit) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use axum::body::Body;
     use axum::routing::get;
     use tower::ServiceExt;
 
@@ -236,6 +281,38 @@ mod tests {
             statuses.push(response.status().as_u16());
         }
         statuses
+    }
+
+    #[tokio::test]
+    async fn protocol_housekeeping_is_never_counted() {
+        let one = RateLimit { per_minute: 1, burst: 1, trust_forwarded_for: false };
+        let router = layer(Router::new().route("/mcp", axum::routing::any(|body: String| async move { body })), one);
+        let post = |message: &str| {
+            let body = message.to_owned();
+            Request::post("/mcp").header(header::CONTENT_LENGTH, body.len()).body(Body::from(body)).unwrap()
+        };
+        let housekeeping = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+        ];
+        for _ in 0..3 {
+            for message in housekeeping {
+                let answer = router.clone().oneshot(post(message)).await.unwrap();
+                assert_eq!(answer.status(), 200, "{message}");
+                let echoed = axum::body::to_bytes(answer.into_body(), usize::MAX).await.unwrap();
+                assert_eq!(echoed, message.as_bytes(), "the body read to tell goes on whole");
+            }
+            for method in [Method::GET, Method::DELETE] {
+                let request = Request::builder().method(method).uri("/mcp").body(Body::empty()).unwrap();
+                assert_eq!(router.clone().oneshot(request).await.unwrap().status(), 200);
+            }
+        }
+        let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"work_claim"}}"#;
+        assert_eq!(router.clone().oneshot(post(call)).await.unwrap().status(), 200, "the first call");
+        assert_eq!(router.clone().oneshot(post(call)).await.unwrap().status(), 429, "the second is over the budget");
+        let chunked = Request::post("/mcp").body(Body::from(housekeeping[2])).unwrap();
+        assert_eq!(router.clone().oneshot(chunked).await.unwrap().status(), 429, "a body of unsaid length counts");
     }
 
     #[tokio::test]

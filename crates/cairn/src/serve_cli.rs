@@ -38,9 +38,11 @@ pub struct ServeArgs {
     #[arg(long, env = "CAIRN_REQUIRE_AUTH", value_parser = clap::builder::BoolishValueParser::new(), num_args = 0..=1, default_missing_value = "true", default_value = "false")]
     pub require_auth: bool,
     /// Requests a minute each client (a bearer token, or an address without one) may send to the MCP endpoints and
-    /// the REST API; over it the answer is 429 with Retry-After. 0 turns the limit off.
-    #[arg(long, env = "CAIRN_RATE_LIMIT", value_name = "N", default_value_t = RateLimit::DEFAULT_PER_MINUTE)]
-    pub rate_limit: u32,
+    /// the REST API; over it the answer is 429 with Retry-After. Protocol housekeeping (initialize, ping,
+    /// notifications, opening and ending a session) never counts. 0 turns the limit off. Default: 6000 on a server
+    /// that needs credentials (`--require-auth`, beyond loopback, or `--allowed-host`), none on a loopback-only one.
+    #[arg(long, env = "CAIRN_RATE_LIMIT", value_name = "N")]
+    pub rate_limit: Option<u32>,
     /// How many of those requests may come at once (at most `--rate-limit`).
     #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", value_name = "N", default_value_t = RateLimit::DEFAULT_BURST)]
     pub rate_limit_burst: u32,
@@ -74,6 +76,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing::warn!("could not resume server-executed runs: {error}");
         }
     });
+    // A server only its own machine reaches, without credentials, is one person's: no limit unless asked.
+    let open = args.require_auth || !args.addr.ip().is_loopback() || !args.allowed_hosts.is_empty();
     let app = App {
         runs,
         roscoe,
@@ -84,7 +88,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         extra_allowed_hosts: args.allowed_hosts,
         require_auth: args.require_auth,
         rate_limit: RateLimit {
-            per_minute: args.rate_limit,
+            per_minute: args.rate_limit.unwrap_or(if open { RateLimit::DEFAULT_PER_MINUTE } else { 0 }),
             burst: args.rate_limit_burst,
             trust_forwarded_for: args.trust_forwarded_for,
         },

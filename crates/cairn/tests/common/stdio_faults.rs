@@ -1,7 +1,8 @@
 //! What every stdio server does with lines that are not messages it can serve: each gets exactly one JSON-RPC error
 //! (with the request's id when one can be read, `null` otherwise) and a warning on stderr, notifications and responses
-//! are never answered, and the server goes on serving the next line. Shared by the test binaries of the three stdio
-//! servers (`deepwork serve`, `roscoe mcp`, `work mcp`).
+//! are never answered, and the server goes on serving the next line. A request refused for its depth or length is
+//! answered with its own id. Shared by the test binaries of the three stdio servers (`deepwork serve`, `roscoe mcp`,
+//! `work mcp`).
 
 #![allow(dead_code, reason = "each test binary that includes this file uses part of it")]
 
@@ -58,7 +59,7 @@ fn listed() -> Vec<(Vec<u8>, i64, Value)> {
         (br#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#.to_vec(), INVALID_REQUEST, Value::Null),
         (br#"{"jsonrpc":"2.0","method":1,"params":"bar"}"#.to_vec(), INVALID_REQUEST, Value::Null),
         (br#"{"jsonrpc":"2.0","id":9}"#.to_vec(), INVALID_REQUEST, json!(9)),
-        (too_long, INVALID_REQUEST, Value::Null),
+        (too_long, INVALID_REQUEST, json!(1)),
         (br#"{"jsonrpc":"2.0","id":10,"method":"no/such/method"}"#.to_vec(), METHOD_NOT_FOUND, json!(10)),
     ]
 }
@@ -96,6 +97,33 @@ pub async fn every_listed_fault_is_answered(command: Command) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(warned(&server.log()) >= faults.len(), "one warning per fault:\n{}", server.log());
+    assert!(server.close().await, "the server exits cleanly when stdin closes");
+}
+
+/// A `tools/call` nested 100 levels deep (valid JSON, over the 64 levels a message may nest) with id 2, the same
+/// 10,000 levels deep with id "deep", and one whose line is too long to read whole with its id at the start: each is
+/// refused with `-32600` and its own id, so the client waiting for that id hears of it.
+pub async fn a_deep_request_is_answered_with_its_own_id(command: Command) {
+    let mut server = RawStdio::start(command).await;
+    let call = |id: Value, x: String| {
+        let params = json!({"name": "get_workflows", "arguments": {"x": "X"}});
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params});
+        call.to_string().replace(r#""X""#, &x).into_bytes()
+    };
+    let nest = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+    let too_long = call(json!(3), format!("\"{}\"", "x".repeat(MAX_LINE)));
+    for (line, id, says) in [
+        (call(json!(2), nest(100)), json!(2), "more than 64 levels deep"),
+        (call(json!("deep"), nest(10_000)), json!("deep"), "more than 64 levels deep"),
+        (too_long, json!(3), "longer than 16 MiB"),
+    ] {
+        server.send(&line).await;
+        let seen = server.until_answered(&id).await;
+        let [answer] = seen.as_slice() else { panic!("not one answer but {seen:?}") };
+        assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+        assert!(answer["error"]["message"].as_str().unwrap().contains(says), "{answer}");
+    }
+    assert_eq!(server.until_pinged().await, Vec::<Value>::new(), "nothing else was answered");
     assert!(server.close().await, "the server exits cleanly when stdin closes");
 }
 
@@ -142,10 +170,11 @@ fn expected(line: &[u8]) -> Expected {
     let Ok(Value::Object(message)) = serde_json::from_slice::<Value>(line) else {
         return Expected::One(Value::Null);
     };
-    if depth(&Value::Object(message.clone())) > 64 {
-        return Expected::One(Value::Null);
-    }
     let id = message.get("id").and_then(readable_id).unwrap_or(Value::Null);
+    if depth(&Value::Object(message.clone())) > 64 {
+        // Refused for its depth, with its id when it is a request (it has a method).
+        return Expected::One(if message.contains_key("method") { id } else { Value::Null });
+    }
     match message.get("method") {
         Some(method) if !message.contains_key("id") => {
             let fits = message.get("jsonrpc") == Some(&json!("2.0"))

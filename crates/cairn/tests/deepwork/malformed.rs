@@ -10,6 +10,12 @@ async fn every_listed_fault_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_deep_request_is_answered_with_its_own_id() {
+    let project = Project::new();
+    stdio_faults::a_deep_request_is_answered_with_its_own_id(project.command(&[])).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn lines_before_initialize_do_not_stop_it() {
     let project = Project::new();
     stdio_faults::lines_before_initialize_do_not_stop_it(project.command(&[])).await;

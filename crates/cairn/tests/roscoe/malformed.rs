@@ -14,6 +14,12 @@ async fn every_listed_fault_is_answered() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_deep_request_is_answered_with_its_own_id() {
+    let env = Env::new();
+    stdio_faults::a_deep_request_is_answered_with_its_own_id(roscoe_mcp(&env)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn lines_before_initialize_do_not_stop_it() {
     let env = Env::new();
     stdio_faults::lines_before_initialize_do_not_stop_it(roscoe_mcp(&env)).await;

@@ -1,6 +1,7 @@
 //! Rate limits on the MCP endpoints and the REST API: over its budget a client (a token, or an address without one)
 //! gets `429` with `Retry-After` and a JSON body, while other clients are still served; `X-Forwarded-For` counts only
-//! when trusted. The budget here is one request a minute, so nothing refills while a test runs.
+//! when trusted. The budget here is one request a minute, so nothing refills while a test runs; and under the
+//! default budget 200 agents sharing one token all get to race for an item (protocol housekeeping is not counted).
 
 use std::net::IpAddr;
 
@@ -76,4 +77,73 @@ async fn behind_a_trusted_proxy_the_forwarded_address_is_the_client() {
     assert_eq!(via("192.0.2.2").await.unwrap().status(), 200, "another forwarded address has a budget of its own");
     assert_eq!(from("192.0.2.3").await.unwrap().status(), 200, "the first entry, which a client can write, is not it");
     assert_limited(from("192.0.2.4").await.unwrap(), "this address").await;
+}
+
+/// The JSON-RPC answer in `response`: its JSON body, or the first message of its event stream.
+async fn answer_of(response: reqwest::Response) -> Value {
+    let text = response.text().await.unwrap();
+    if let Ok(value) = serde_json::from_str(&text) {
+        return value;
+    }
+    let data = text.lines().filter_map(|line| line.strip_prefix("data:")).map(str::trim).find(|d| !d.is_empty());
+    serde_json::from_str(data.unwrap_or_else(|| panic!("no message in {text}"))).unwrap()
+}
+
+/// One agent's whole visit to `/mcp`: initialize, the initialized notification, `work_claim` of `item` as
+/// `claimant`, and the end of its session. Whether it claimed the item, and every status it was answered.
+async fn claim_once(env: &Env, client: &reqwest::Client, bearer: &str, item: &str, claimant: &str) -> (bool, Vec<u16>) {
+    let url = env.served.url("/mcp");
+    let post = |body: Value, session: Option<&str>| {
+        let mut request = client
+            .post(&url)
+            .bearer_auth(bearer)
+            .header("Accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("Mcp-Session-Id", session).header("MCP-Protocol-Version", "2025-06-18");
+        }
+        request.send()
+    };
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": claimant, "version": "1"}}});
+    let started = post(init, None).await.unwrap();
+    let mut statuses = vec![started.status().as_u16()];
+    let Some(session) = started.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned()) else {
+        return (false, statuses);
+    };
+    answer_of(started).await;
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    statuses.push(post(initialized, Some(&session)).await.unwrap().status().as_u16());
+    let claim = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "work_claim", "arguments": {"item_id": item, "claimant": claimant}}});
+    let claimed = post(claim, Some(&session)).await.unwrap();
+    statuses.push(claimed.status().as_u16());
+    let won = claimed.status() == 200 && answer_of(claimed).await["result"]["isError"] != Value::Bool(true);
+    let ended = client.delete(&url).bearer_auth(bearer).header("Mcp-Session-Id", &session).send().await.unwrap();
+    statuses.push(ended.status().as_u16());
+    (won, statuses)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_hundred_agents_sharing_one_token_race_for_an_item_under_the_default_limit() {
+    let env = start_with(&["--require-auth"]).await;
+    let bearer = token(&env);
+    let work = crate::support::Mcp::connect(env.served.url("/mcp"), &bearer).await;
+    let space = work.ok("decisions_create_space", serde_json::json!({"name": "Race"})).await;
+    let space_id = space["space"]["id"].as_str().unwrap().to_owned();
+    let item = work.ok("work_create", serde_json::json!({"space_id": space_id, "title": "Only one"})).await;
+    let item_id = item["item"]["id"].as_str().unwrap().to_owned();
+    let client = reqwest::Client::new();
+    let agents = (0..200).map(|n| {
+        let (env, client, bearer, item_id) = (&env, &client, &bearer, &item_id);
+        async move { claim_once(env, client, bearer, item_id, &format!("agent-{n}")).await }
+    });
+    let visits = futures::future::join_all(agents).await;
+    let limited: Vec<_> = visits.iter().filter(|(_, statuses)| statuses.contains(&429)).collect();
+    assert!(limited.is_empty(), "{} agents were rate limited: {:?}", limited.len(), limited.first());
+    let odd: Vec<_> = visits.iter().filter(|(_, statuses)| statuses.len() != 4).collect();
+    assert!(odd.is_empty(), "every agent got through its visit: {:?}", odd.first());
+    assert_eq!(visits.iter().filter(|(won, _)| *won).count(), 1, "exactly one agent claimed the item");
+    let listed = work.ok("work_list", serde_json::json!({"space_id": space_id})).await;
+    assert!(listed.to_string().contains("\"agent-"), "the item is held by one of them: {listed}");
 }
