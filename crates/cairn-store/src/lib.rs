@@ -22,6 +22,7 @@ mod lane;
 pub mod observe;
 pub mod runs;
 pub mod sessions;
+mod sqlite_file;
 mod stats;
 pub mod transfer;
 mod write_tx;
@@ -140,7 +141,7 @@ impl Store {
         let backend = Backend::from_url(url).ok_or_else(|| Error::UnsupportedUrl(redact(url)))?;
         let creating;
         let target = if backend == Backend::Sqlite {
-            create_sqlite_folder(url)?;
+            sqlite_file::prepare(url)?;
             creating = creating_sqlite_file(url);
             creating.as_str()
         } else {
@@ -279,23 +280,6 @@ fn creating_sqlite_file(url: &str) -> String {
         Some((_, query)) if query.split('&').any(|p| p.starts_with("mode=")) => url.to_owned(),
         Some(_) => format!("{url}&mode=rwc"),
         None => format!("{url}?mode=rwc"),
-    }
-}
-
-fn create_sqlite_folder(url: &str) -> Result<(), Error> {
-    let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    let path = path.split('?').next().unwrap_or_default();
-    if path.is_empty() || path == ":memory:" {
-        return Ok(());
-    }
-    match Path::new(path).parent() {
-        Some(folder) if !folder.as_os_str().is_empty() => {
-            std::fs::create_dir_all(folder).map_err(|source| Error::Folder {
-                path: folder.display().to_string(),
-                source,
-            })
-        }
-        _ => Ok(()),
     }
 }
 

@@ -13,12 +13,14 @@ mod rest;
 mod database;
 mod backup;
 mod db;
+mod deep_messages;
 mod deploy_doc;
 mod endpoints;
 mod operations_doc;
 mod observability;
 mod one_write;
 mod priming;
+mod private_files;
 #[path = "../common/prometheus.rs"]
 mod prometheus;
 mod shutdown;

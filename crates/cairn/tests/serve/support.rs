@@ -30,18 +30,30 @@ pub fn cairn(home: &std::path::Path, database: &TestDatabase) -> Command {
 pub struct FreshServe {
     /// The server.
     pub served: Served,
-    _database: TestDatabase,
-    _home: tempfile::TempDir,
+    database: TestDatabase,
+    home: tempfile::TempDir,
+}
+
+impl FreshServe {
+    /// A new token of the server's local account for `principal` with `scopes`; the bearer token.
+    pub async fn token(&self, principal: &str, scopes: &str) -> String {
+        token(&self.home.path().join("home"), &self.database, principal, scopes).await
+    }
 }
 
 /// Starts [`FreshServe`]: `cairn serve` with nothing but its home and database.
 pub async fn fresh_serve() -> FreshServe {
+    fresh_serve_with(&[]).await
+}
+
+/// [`fresh_serve`] with more `cairn serve` arguments.
+pub async fn fresh_serve_with(args: &[&str]) -> FreshServe {
     let home = tempfile::tempdir().unwrap();
     let database = TestDatabase::fresh();
     let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
-    command.arg("serve").env("CAIRN_HOME", home.path().join("home"));
+    command.arg("serve").args(args).env("CAIRN_HOME", home.path().join("home"));
     database.apply(&mut command);
-    FreshServe { served: Served::start(command).await, _database: database, _home: home }
+    FreshServe { served: Served::start(command).await, database, home }
 }
 
 /// A new token of the local account for `principal` with `scopes`; the bearer token.
