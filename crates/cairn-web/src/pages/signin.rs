@@ -99,9 +99,13 @@ fn current(visit: &Visit) -> Option<(String, String)> {
     Some((caller.label(), Scope::join(&caller.scopes)))
 }
 
-/// A path on this server to go back to (`/` for anything else, so the form cannot send anyone elsewhere).
+/// A path on this server to go back to (`/` for anything else, so the form cannot send anyone elsewhere): one `/`
+/// then printable ASCII other than `\`. Browsers drop tabs and newlines from a `Location` and read `\` as `/`, so
+/// `/<tab>/other.host` or `/\other.host` would be `//other.host`, another site; spaces and anything else outside
+/// printable ASCII have no place in a path this server makes either.
 fn local_path(next: &str) -> &str {
-    let ok = next.starts_with('/') && !next.starts_with("//") && !next.contains('\\') && !next.contains("://");
+    let printable = next.bytes().all(|b| b.is_ascii_graphic() && b != b'\\');
+    let ok = printable && next.starts_with('/') && !next[1..].starts_with('/') && !next.contains("://");
     if ok { next } else { "/" }
 }
 

@@ -23,6 +23,7 @@ mod headers;
 mod pages;
 mod rate_limits;
 mod sessions;
+mod signin_next;
 mod support;
 mod token_minting;
 mod work_pages;

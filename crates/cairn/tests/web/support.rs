@@ -1,8 +1,11 @@
 //! What the web tests share: a server on a fresh home with the `ship` workflow (an agent step, then a human
-//! decision), a work token of the local account, and a plain HTTP client that does not follow redirects.
+//! decision), a work token of the local account, a plain HTTP client that does not follow redirects, and a browser
+//! that signs in and posts forms with their token.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use regex::Regex;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -139,4 +142,75 @@ impl Mcp {
         assert_ne!(result.is_error, Some(true), "{tool} failed: {:?}", result.content);
         result.structured_content.expect("structured content")
     }
+}
+
+/// A browser's cookies and the form token of the last page it read.
+#[derive(Default)]
+pub struct Browser {
+    cookies: BTreeMap<String, String>,
+    csrf: String,
+}
+
+impl Browser {
+    /// Signs in at `/signin` with `token`, then reads `/settings`.
+    pub async fn sign_in(env: &Env, token: &str) -> Browser {
+        let mut browser = Browser::default();
+        browser.get(env, "/signin").await;
+        let signed = browser.post(env, "/signin", &[("token", token)]).await;
+        assert_eq!(signed.0, 303, "signing in: {}", signed.1);
+        browser.get(env, "/settings").await;
+        browser
+    }
+
+    fn keep(&mut self, response: &reqwest::Response) {
+        for value in response.headers().get_all("set-cookie") {
+            let pair = value.to_str().unwrap().split(';').next().unwrap();
+            let (name, value) = pair.split_once('=').unwrap();
+            self.cookies.insert(name.to_owned(), value.to_owned());
+        }
+    }
+
+    fn cookie(&self) -> String {
+        self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
+    }
+
+    /// The page at `path` (status, HTML); remembers its form token.
+    pub async fn get(&mut self, env: &Env, path: &str) -> (u16, String) {
+        let response = http().get(env.served.url(path)).header("cookie", self.cookie()).send().await.unwrap();
+        self.keep(&response);
+        let status = response.status().as_u16();
+        let html = response.text().await.unwrap();
+        if let Some(found) = Regex::new(r#"name="csrf" value="([0-9a-f]+)""#).unwrap().captures(&html) {
+            self.csrf = found[1].to_owned();
+        }
+        (status, html)
+    }
+
+    /// Posts the form `fields` (and the form token) to `path`: the answer's status and text.
+    pub async fn post(&mut self, env: &Env, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
+        let response = self.post_answer(env, path, fields).await;
+        (response.status().as_u16(), response.text().await.unwrap())
+    }
+
+    /// Posts the form `fields` (and the form token) to `path`: the answer, its cookies kept.
+    pub async fn post_answer(&mut self, env: &Env, path: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+        let mut body = vec![format!("csrf={}", self.csrf)];
+        body.extend(fields.iter().map(|(k, v)| format!("{k}={}", form_encoded(v))));
+        let response = http()
+            .post(env.served.url(path))
+            .header("cookie", self.cookie())
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(body.join("&"))
+            .send()
+            .await
+            .unwrap();
+        self.keep(&response);
+        response
+    }
+}
+
+/// `value` as a form field's value: everything but letters, digits and `-_.~` percent-encoded.
+fn form_encoded(value: &str) -> String {
+    let keep = |b: u8| b.is_ascii_alphanumeric() || b"-_.~".contains(&b);
+    value.bytes().map(|b| if keep(b) { char::from(b).to_string() } else { format!("%{b:02X}") }).collect()
 }

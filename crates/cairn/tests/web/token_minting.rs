@@ -2,70 +2,10 @@
 //! the `admin` scope of an account's owner, never with scopes beyond its own; being named in a token makes nobody an
 //! owner (the account's first person is its owner, `cairn work account add-member --role owner` names others).
 
-use std::collections::BTreeMap;
-
 use regex::Regex;
 use serde_json::Value;
 
-use crate::support::{Env, http, start_with, token_as};
-
-/// A browser's cookies and the form token of the last page it read.
-struct Browser {
-    cookies: BTreeMap<String, String>,
-    csrf: String,
-}
-
-impl Browser {
-    /// Signs in at `/signin` with `token`, then reads `/settings`.
-    async fn sign_in(env: &Env, token: &str) -> Browser {
-        let mut browser = Browser { cookies: BTreeMap::new(), csrf: String::new() };
-        browser.get(env, "/signin").await;
-        let signed = browser.post(env, "/signin", &[("token", token)]).await;
-        assert_eq!(signed.0, 303, "signing in: {}", signed.1);
-        browser.get(env, "/settings").await;
-        browser
-    }
-
-    fn keep(&mut self, response: &reqwest::Response) {
-        for value in response.headers().get_all("set-cookie") {
-            let pair = value.to_str().unwrap().split(';').next().unwrap();
-            let (name, value) = pair.split_once('=').unwrap();
-            self.cookies.insert(name.to_owned(), value.to_owned());
-        }
-    }
-
-    fn cookie(&self) -> String {
-        self.cookies.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ")
-    }
-
-    /// The page at `path` (status, HTML); remembers its form token.
-    async fn get(&mut self, env: &Env, path: &str) -> (u16, String) {
-        let response = http().get(env.served.url(path)).header("cookie", self.cookie()).send().await.unwrap();
-        self.keep(&response);
-        let status = response.status().as_u16();
-        let html = response.text().await.unwrap();
-        if let Some(found) = Regex::new(r#"name="csrf" value="([0-9a-f]+)""#).unwrap().captures(&html) {
-            self.csrf = found[1].to_owned();
-        }
-        (status, html)
-    }
-
-    /// Posts the form `fields` (and the form token) to `path`.
-    async fn post(&mut self, env: &Env, path: &str, fields: &[(&str, &str)]) -> (u16, String) {
-        let mut body = vec![format!("csrf={}", self.csrf)];
-        body.extend(fields.iter().map(|(k, v)| format!("{k}={}", v.replace(' ', "+").replace(':', "%3A"))));
-        let response = http()
-            .post(env.served.url(path))
-            .header("cookie", self.cookie())
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(body.join("&"))
-            .send()
-            .await
-            .unwrap();
-        self.keep(&response);
-        (response.status().as_u16(), response.text().await.unwrap())
-    }
-}
+use crate::support::{Browser, Env, http, start_with, token_as};
 
 /// Every token of the server's database (`cairn work token list`).
 fn tokens(env: &Env) -> Vec<Value> {
@@ -167,7 +107,7 @@ async fn an_admin_owner_mints_only_scopes_it_holds_and_naming_makes_no_owner() {
 async fn the_local_person_of_a_loopback_server_manages_every_account() {
     let env = start_with(&[]).await;
     let agent = token_as(&env, "worker", "agent", WORK);
-    let mut browser = Browser { cookies: BTreeMap::new(), csrf: String::new() };
+    let mut browser = Browser::default();
     let (_, page) = browser.get(&env, "/settings").await;
     assert!(page.contains(&format!(r#"data-token="{}""#, id_of(&agent))), "the local person sees every token: {page}");
     let fields = [("account_id", "acc_local"), ("principal", "nightly"), ("kind", "agent"), ("scopes", EVERY_SCOPE)];
