@@ -117,7 +117,7 @@ fn answer(status: StatusCode, fault: &Fault) -> Response<Body> {
 /// `4 MiB`, or a number of bytes.
 fn size(bytes: usize) -> String {
     const MIB: usize = 1024 * 1024;
-    if bytes >= MIB && bytes % MIB == 0 { format!("{} MiB", bytes / MIB) } else { format!("{bytes} bytes") }
+    if bytes >= MIB && bytes.is_multiple_of(MIB) { format!("{} MiB", bytes / MIB) } else { format!("{bytes} bytes") }
 }
 
 impl<S> std::fmt::Debug for MessageLimits<S> {

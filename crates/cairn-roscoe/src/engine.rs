@@ -23,6 +23,7 @@
     reason = "a finished step is handed straight back to its one caller; boxing it would buy nothing"
 )]
 
+mod cel_meter;
 mod condition;
 mod consensus;
 mod envelope;
@@ -294,6 +295,11 @@ pub trait Env {
     fn now(&self) -> i64;
     /// A fresh lower-case alphanumeric id.
     fn new_id(&mut self) -> String;
+    /// When the work of this call must stop, in epoch milliseconds (`test_workflow`'s `timeout_ms`); `None` when
+    /// only the engine's own limits apply.
+    fn deadline(&self) -> Option<i64> {
+        None
+    }
 }
 
 /// Applies `event` to `run`.

@@ -447,7 +447,7 @@ const ROUND_ROBIN_KEYS: &[ConfigKey] = &[
         false,
         "Re-judge matchups whose margin is below this (101 = all).",
     ),
-    key("maxCandidates", "integer", false, "Default 8."),
+    key("maxCandidates", "integer 2..16", false, "Default 8."),
 ];
 const MAP_KEYS: &[ConfigKey] = &[
     key(
@@ -475,10 +475,10 @@ const MAP_KEYS: &[ConfigKey] = &[
         false,
         "Optional synthesis; may use {{ results }}.",
     ),
-    key("maxItems", "integer", false, "Default 20."),
+    key("maxItems", "integer 1..1000", false, "Default 20."),
     key(
         "minSuccess",
-        "integer",
+        "integer 0..1000",
         false,
         "Branches that must succeed (default 1).",
     ),

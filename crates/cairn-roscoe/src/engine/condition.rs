@@ -5,15 +5,22 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::cel_meter::{self, Meter};
 use super::render;
 use super::{Engine, Finish};
 use crate::definition::{Node, check_expression_size as check_size, on_cel_stack};
 
 pub(super) fn evaluate(engine: &mut Engine<'_>, node: &Node) -> Finish {
     let context = render::context(engine, &[]);
+    let deadline = engine.env.deadline().map(|at| {
+        let left = u64::try_from(at.saturating_sub(engine.env.now())).unwrap_or(0);
+        Instant::now() + Duration::from_millis(left)
+    });
+    let truth = |expression: &str, context: &Value| truth(expression, context, deadline);
     engine.run.open.as_mut().expect("open").input = Some(Value::Object(node.config.clone()));
     if let Some(expression) = node.config_str("expression") {
         return match truth(expression, &context) {
@@ -47,19 +54,26 @@ fn error(expression: &str, message: String) -> Finish {
 }
 
 /// Evaluates `expression` against the roots of `context` and reads the result as a boolean. CEL runs on a stack of
-/// its own, and an expression past the size limits is refused (see `definition::expression`).
-fn truth(expression: &str, context: &Value) -> Result<bool, String> {
+/// its own, an expression past the size limits is refused (see `definition::expression`), and the evaluation stops
+/// past its step budget or `deadline` (see `cel_meter`).
+fn truth(expression: &str, context: &Value, deadline: Option<Instant>) -> Result<bool, String> {
     check_size(expression)?;
     let json = on_cel_stack(|| {
-        let program = cel::Program::compile(expression).map_err(|e| e.to_string())?;
+        let mut parsed = cel::parser::Parser::default().parse(expression).map_err(|e| e.to_string())?;
+        cel_meter::instrument(&mut parsed);
+        let meter = Meter::new(deadline);
         let mut cel_context = cel::Context::default();
+        meter.install(&mut cel_context);
         if let Value::Object(roots) = context {
             for (name, value) in roots {
                 cel_context.add_variable_from_value(name.clone(), to_cel(value));
             }
         }
-        let value = program.execute(&cel_context).map_err(|e| e.to_string())?;
-        value.json().map_err(|e| e.to_string())
+        let value = cel_context.resolve(&parsed);
+        if let Some(reason) = meter.stopped() {
+            return Err(format!("stopped: {reason}"));
+        }
+        value.map_err(|e| e.to_string())?.json().map_err(|e| e.to_string())
     })??;
     Ok(match json {
         Value::Null => false,
@@ -97,12 +111,39 @@ mod tests {
     #[test]
     fn expressions_read_json_roots_and_count_by_truthiness() {
         let context = json!({ "input": { "strict": true, "n": 3 }, "review": { "verdict": "pass" } });
-        assert_eq!(truth("review.verdict == 'pass' && input.n > 2", &context), Ok(true));
-        assert_eq!(truth("input.strict", &context), Ok(true));
-        assert_eq!(truth("review.verdict", &context), Ok(true));
-        assert_eq!(truth("input.n - 3", &context), Ok(false));
-        assert!(truth("missing.field", &context).is_err());
-        assert!(truth("review.verdict < 3", &context).is_err());
+        assert_eq!(truth_now("review.verdict == 'pass' && input.n > 2", &context), Ok(true));
+        assert_eq!(truth_now("input.strict", &context), Ok(true));
+        assert_eq!(truth_now("review.verdict", &context), Ok(true));
+        assert_eq!(truth_now("input.n - 3", &context), Ok(false));
+        assert!(truth_now("missing.field", &context).is_err());
+        assert!(truth_now("review.verdict < 3", &context).is_err());
+    }
+
+    fn truth_now(expression: &str, context: &Value) -> Result<bool, String> {
+        truth(expression, context, None)
+    }
+
+    /// Six nested `all` over 14 elements: 7.5 million steps, refused after 100,000.
+    const BOMB: &str = "l.all(a, l.all(b, l.all(c, l.all(d, l.all(e, l.all(f, a + b + c + d + e + f >= 0))))))";
+
+    #[test]
+    fn nested_comprehensions_stop_at_the_step_budget_even_when_an_error_would_be_absorbed() {
+        let context = json!({ "l": (0..14).collect::<Vec<_>>() });
+        let error = truth_now(BOMB, &context).unwrap_err();
+        assert!(error.contains("more than 100000 steps"), "{error}");
+        let absorbed = format!("{BOMB} || true");
+        assert!(truth_now(&absorbed, &context).unwrap_err().contains("more than 100000 steps"));
+        // Within the budget, nesting is fine: 14^4 steps.
+        assert_eq!(truth_now("l.all(a, l.all(b, l.exists(c, l.map(d, d).size() == 14)))", &context), Ok(true));
+        assert_eq!(truth_now("l.filter(x, x > 10).size() == 3", &context), Ok(true));
+    }
+
+    #[test]
+    fn an_evaluation_stops_at_its_deadline() {
+        let context = json!({ "l": (0..14).collect::<Vec<_>>() });
+        let deadline = std::time::Instant::now();
+        let error = truth("l.all(a, l.all(b, a + b >= 0))", &context, Some(deadline)).unwrap_err();
+        assert!(error.contains("time ran out"), "{error}");
     }
 
     mod hostile {
@@ -113,7 +154,7 @@ mod tests {
 
         fn evaluate(text: &str) {
             let context = json!({ "input": { "n": 3, "tags": ["a", "b"] }, "review": { "verdict": "pass" } });
-            let _ = super::super::truth(text, &context);
+            let _ = super::super::truth(text, &context, None);
         }
 
         #[test]

@@ -200,6 +200,13 @@ impl Engine<'_> {
                 self.fail_run("no_transition", "the run has no current node");
                 return;
             };
+            if self.env.deadline().is_some_and(|at| self.env.now() >= at) {
+                self.fail_run(
+                    "timeout",
+                    "the run's time ran out (test_workflow's timeout_ms) before it reached an end".to_owned(),
+                );
+                return;
+            }
             self.run.context.steps += 1;
             if self.run.context.steps > MAX_STEPS {
                 self.fail_run(

@@ -86,14 +86,11 @@ fn branches(engine: &mut Engine<'_>, node: &Node, mut items: Vec<Value>) -> Step
         return Step::Done(Finish::ok(json!({ "items": [], "results": [], "succeeded": 0, "failed": 0 }), "success"));
     }
     let model = engine.run.open.as_ref().expect("open").phase_state["model"].as_str().unwrap_or_default().to_owned();
-    let mut agents = Vec::new();
-    for (index, item) in items.iter().enumerate() {
-        let prompt = match render::text(engine, node.config_str("prompt").unwrap_or_default(), &[("item", item.clone()), ("index", json!(index))]) {
-            Ok(p) => p,
-            Err(finish) => return Step::Done(finish),
-        };
-        agents.push(AgentSpec { model: model.clone(), prompt, index: None });
-    }
+    let prompts = match render::per_item(engine, node.config_str("prompt").unwrap_or_default(), &items) {
+        Ok(prompts) => prompts,
+        Err(finish) => return Step::Done(finish),
+    };
+    let agents = prompts.into_iter().map(|prompt| AgentSpec { model: model.clone(), prompt, index: None }).collect();
     pause(engine, node, "map", agents)
 }
 

@@ -25,15 +25,33 @@ pub(super) fn context(engine: &Engine<'_>, extra: &[(&str, Value)]) -> Value {
 /// Renders `text` as a template; a hole that cannot resolve fails the node (`template_unresolved`).
 pub(super) fn text(engine: &mut Engine<'_>, text: &str, extra: &[(&str, Value)]) -> Result<String, Finish> {
     let template = parse(text)?;
-    let rendered = template.render(&context(engine, extra)).map_err(|u| {
-        Finish::failed(
-            Value::Null,
-            format!("template reference '{}' has no value (the node has not run)", u.reference),
-            Some("template_unresolved"),
-        )
-    })?;
+    let rendered = template.render(&context(engine, extra)).map_err(unresolved)?;
     warn(engine, rendered.warnings);
     Ok(rendered.text)
+}
+
+/// Renders `text` once per item of a map, with `item` and `index` as roots; the run's context is read once, not
+/// once per item (it may hold the whole list).
+pub(super) fn per_item(engine: &mut Engine<'_>, text: &str, items: &[Value]) -> Result<Vec<String>, Finish> {
+    let template = parse(text)?;
+    let mut context = context(engine, &[]);
+    let mut texts = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        context["item"] = item.clone();
+        context["index"] = json!(index);
+        let rendered = template.render(&context).map_err(unresolved)?;
+        warn(engine, rendered.warnings);
+        texts.push(rendered.text);
+    }
+    Ok(texts)
+}
+
+fn unresolved(unresolved: crate::definition::template::Unresolved) -> Finish {
+    Finish::failed(
+        Value::Null,
+        format!("template reference '{}' has no value (the node has not run)", unresolved.reference),
+        Some("template_unresolved"),
+    )
 }
 
 /// Renders every string inside `value` as a template. A string that is exactly one `{{ ref }}` keeps the referenced

@@ -196,7 +196,13 @@ impl Runs {
     }
 }
 
-/// The real clock and id source the engine runs on here.
+tokio::task_local! {
+    /// When the engine work of the current task must stop, in epoch milliseconds: set by `test_workflow` around
+    /// its run, so a timeout interrupts conditions and the drive between nodes, not only awaits.
+    pub(crate) static DEADLINE: i64;
+}
+
+/// The real clock and id source the engine runs on here, with the task's [`DEADLINE`].
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct SystemEnv;
 
@@ -207,5 +213,9 @@ impl engine::Env for SystemEnv {
 
     fn new_id(&mut self) -> String {
         clock::new_id()
+    }
+
+    fn deadline(&self) -> Option<i64> {
+        DEADLINE.try_with(|at| *at).ok()
     }
 }

@@ -14,7 +14,7 @@ use cairn_store::runs::{self as rows, RunRow};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use super::drive::EffectRunner;
+use super::drive::{DEADLINE, EffectRunner};
 use super::effects::Executor;
 use super::prepare::{Prepared, Starter};
 use super::settings::Settings;
@@ -22,6 +22,7 @@ use super::tree::Tree;
 use super::providers;
 use super::{Runs, view};
 use crate::actor::Actor;
+use crate::clock::now_ms;
 use crate::definition::{self, NodeType};
 use crate::engine::{Answer, ChildJob, Event, ModelJob, PendingStep, Run, RunStatus, ScriptJob, ScriptResult};
 use crate::error::Error;
@@ -174,8 +175,11 @@ impl Runs {
         self.insert(&row).await?;
         let started = Instant::now();
         let limit = Duration::from_millis(timeout);
-        let driven = tokio::time::timeout(limit, self.drive_test(&run_id, &mocks)).await;
+        let deadline = now_ms() + timeout as i64;
+        let driven = tokio::time::timeout(limit, DEADLINE.scope(deadline, self.drive_test(&run_id, &mocks))).await;
         let duration_ms = started.elapsed().as_millis() as u64;
+        // Engine work stopped at the deadline ends the run before the timer is polled: a timeout all the same.
+        let driven = if started.elapsed() >= limit { Err(()) } else { driven.map_err(|_| ()) };
         let mut outcome = match driven {
             Ok(Ok(None)) => TestOutcome { ok: true, ..TestOutcome::default() },
             Ok(Ok(Some(step))) => {
