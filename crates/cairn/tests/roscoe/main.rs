@@ -23,6 +23,7 @@ mod docs;
 mod hostile_input;
 mod http_scope;
 mod duplicate_keys;
+mod engine_bounds;
 mod isolation;
 mod malformed;
 mod project_config;
