@@ -9,9 +9,11 @@ use serde_json::{Map, Value};
 
 use crate::portable;
 
-/// A tool named `name` whose arguments are `P` and whose structured result follows `output`.
+/// A tool named `name` whose arguments are `P` and whose structured result follows `output`. The parameter type's
+/// own doc comment (`` `x` arguments.``) is left out: the tool's description says it all, in every request's context.
 pub fn tool<P: JsonSchema>(name: &'static str, description: &'static str, output: Map<String, Value>) -> Tool {
     let schema = serde_json::to_value(schemars::schema_for!(P)).expect("schemas serialize");
-    let input = portable::input_schema(schema);
+    let mut input = portable::input_schema(schema);
+    input.remove("description");
     Tool::new(name, description, Arc::new(input)).with_raw_output_schema(Arc::new(output))
 }

@@ -23,11 +23,10 @@ macro_rules! scoped_params {
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub(crate) struct Params {
-            /// Absolute path of the directory you are working in; its git root is the project. Pass this or
-            /// `global: true`, not both.
+            /// Absolute path you work in (its git root is the project); or `global: true`.
             #[serde(default)]
             cwd: Option<String>,
-            /// `true` to work on the global store only (no project). Pass this or `cwd`, not both.
+            /// `true`: the global store, no project.
             #[serde(default)]
             global: Option<bool>,
             $($(#[$fmeta])* $field: $ty,)*
