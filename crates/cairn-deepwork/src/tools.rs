@@ -199,17 +199,17 @@ fn with_issue(mut value: Value, issue: Option<String>) -> Value {
 
 /// Describes a tool whose arguments are `P` and whose result is an object.
 fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
-    cairn_mcp::describe::tool::<P>(name, description, envelope::object_schema())
+    cairn_mcp::describe::pydantic_tool::<P>(name, description, envelope::object_schema())
 }
 
 /// Describes a tool whose result is `{"result": [item, …]}`.
 fn list_tool<P: JsonSchema>(name: &'static str, description: &'static str, item: Value) -> Tool {
-    cairn_mcp::describe::tool::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "array", "items": item})))
+    cairn_mcp::describe::pydantic_tool::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "array", "items": item})))
 }
 
 /// Describes a tool whose result is `{"result": "<text>"}`.
 fn text_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
-    cairn_mcp::describe::tool::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "string"})))
+    cairn_mcp::describe::pydantic_tool::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "string"})))
 }
 
 impl ServerHandler for DeepworkServer {

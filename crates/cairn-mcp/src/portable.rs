@@ -9,14 +9,25 @@
 //! - an enum of documented unit variants (`oneOf` of `const`s) becomes `enum`, any other `oneOf` an `anyOf`, and a
 //!   lone `const` a one-value `enum`;
 //! - no Rust integer formats (`int64`, `uint`): hosts read `minimum` instead;
-//! - each optional argument (one the root's `required` does not list) accepts `null`, with `default: null`: hosts
-//!   that must send every argument (OpenAI's strict mode, whose SDKs mark every property required) send `null` for
-//!   the ones they leave out, and every surface reads `null` as "not given".
+//! - a variant of an `anyOf` drops its own description when the union has one (the type's doc comment repeats what
+//!   the argument's description says);
+//! - each optional argument (one the root's `required` does not list) accepts `null`: hosts that must send every
+//!   argument (OpenAI's strict mode, whose SDKs mark every property required) send `null` for the ones they leave
+//!   out, and every surface reads `null` as "not given". [`Optional`] says whether it also writes `default: null`.
 
 use serde_json::{Map, Value, json};
 
+/// How an optional argument's schema reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Optional {
+    /// `anyOf` with `null`, nothing more: leaving it out of `required` already says it may be left out.
+    Nullable,
+    /// `anyOf` with `null` and `default: null`, the shape Pydantic writes (DeepWork's).
+    NullDefault,
+}
+
 /// The portable form of `schema`, a schemars root schema for a parameter type (an object).
-pub(crate) fn input_schema(schema: Value) -> Map<String, Value> {
+pub(crate) fn input_schema(schema: Value, shape: Optional) -> Map<String, Value> {
     let Value::Object(mut root) = schema else { panic!("a parameter type's schema is an object") };
     let defs = match root.remove("$defs") {
         Some(Value::Object(defs)) => defs,
@@ -32,7 +43,7 @@ pub(crate) fn input_schema(schema: Value) -> Map<String, Value> {
     if let Some(Value::Object(properties)) = root.get_mut("properties") {
         for (name, property) in properties.iter_mut() {
             if !required.contains(&Value::String(name.clone())) {
-                *property = optional(std::mem::take(property));
+                *property = optional(std::mem::take(property), shape);
             }
         }
     }
@@ -81,6 +92,15 @@ fn portable(schema: Value, defs: &Map<String, Value>, seen: &mut Vec<String>) ->
                 }
             }
             _ => {}
+        }
+    }
+    if node.contains_key("description") {
+        for key in ["anyOf", "oneOf"] {
+            if let Some(Value::Array(variants)) = node.get_mut(key) {
+                for variant in variants.iter_mut().filter_map(Value::as_object_mut) {
+                    variant.remove("description");
+                }
+            }
         }
     }
     if let Some(variants) = node.remove("oneOf") {
@@ -141,8 +161,9 @@ fn nullable_union(mut node: Map<String, Value>, types: &[Value]) -> Value {
     Value::Object(union)
 }
 
-/// An optional argument's schema: nullable (`anyOf` with `null` unless it already accepts `null`), `default: null`.
-fn optional(schema: Value) -> Value {
+/// An optional argument's schema: nullable (`anyOf` with `null` unless it already accepts `null`), with `default:
+/// null` for [`Optional::NullDefault`] and without a `default: null` otherwise.
+fn optional(schema: Value, shape: Optional) -> Value {
     let Value::Object(mut node) = schema else { return schema };
     let accepts_null = match node.get("anyOf") {
         Some(Value::Array(variants)) => variants.iter().any(|v| v.get("type") == Some(&json!("null"))),
@@ -157,7 +178,16 @@ fn optional(schema: Value) -> Value {
         outer.insert("anyOf".into(), json!([Value::Object(node), {"type": "null"}]));
         node = outer;
     }
-    node.insert("default".into(), Value::Null);
+    match shape {
+        Optional::NullDefault => {
+            node.insert("default".into(), Value::Null);
+        }
+        Optional::Nullable => {
+            if node.get("default") == Some(&Value::Null) {
+                node.remove("default");
+            }
+        }
+    }
     Value::Object(node)
 }
 
@@ -178,7 +208,7 @@ mod tests {
                 {"description": "Right.", "type": "string", "const": "right"}
             ]}}
         });
-        let portable = Value::Object(input_schema(schema));
+        let portable = Value::Object(input_schema(schema, Optional::NullDefault));
         assert_eq!(
             portable,
             json!({
@@ -202,7 +232,7 @@ mod tests {
             "required": ["id"],
             "additionalProperties": false
         });
-        let portable = Value::Object(input_schema(schema));
+        let portable = Value::Object(input_schema(schema, Optional::NullDefault));
         assert_eq!(
             portable["properties"],
             json!({
@@ -215,10 +245,29 @@ mod tests {
     }
 
     #[test]
+    fn nullable_arguments_leave_out_default_null_and_a_union_keeps_one_description() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "source": {"description": "Its source.", "anyOf": [{"$ref": "#/$defs/Source"}, {"type": "null"}], "default": null},
+                "limit": {"type": ["integer", "null"], "default": 50}
+            },
+            "$defs": {"Source": {"description": "A source.", "type": "string", "enum": ["repo", "global"]}}
+        });
+        assert_eq!(
+            Value::Object(input_schema(schema, Optional::Nullable))["properties"],
+            json!({
+                "source": {"description": "Its source.", "anyOf": [{"type": "string", "enum": ["repo", "global"]}, {"type": "null"}]},
+                "limit": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": 50}
+            })
+        );
+    }
+
+    #[test]
     fn every_object_has_properties_maps_keep_their_value_schema() {
         let no_arguments = json!({"type": "object", "additionalProperties": false, "description": "No arguments."});
         assert_eq!(
-            Value::Object(input_schema(no_arguments)),
+            Value::Object(input_schema(no_arguments, Optional::Nullable)),
             json!({"type": "object", "additionalProperties": false, "description": "No arguments.", "properties": {}})
         );
         let map = json!({
@@ -228,7 +277,7 @@ mod tests {
             "$defs": {"Value": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]}}
         });
         assert_eq!(
-            Value::Object(input_schema(map))["properties"]["outputs"],
+            Value::Object(input_schema(map, Optional::Nullable))["properties"]["outputs"],
             json!({
                 "type": "object",
                 "additionalProperties": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]},
@@ -248,7 +297,7 @@ mod tests {
             "required": ["goal"],
             "additionalProperties": false
         });
-        assert_eq!(Value::Object(input_schema(deepwork.clone())), deepwork);
+        assert_eq!(Value::Object(input_schema(deepwork.clone(), Optional::NullDefault)), deepwork);
     }
 
     #[test]
@@ -258,7 +307,7 @@ mod tests {
             "properties": {"tree": {"$ref": "#/$defs/Tree"}},
             "$defs": {"Tree": {"type": "object", "properties": {"child": {"$ref": "#/$defs/Tree"}}}}
         });
-        let outcome = std::panic::catch_unwind(|| input_schema(schema));
+        let outcome = std::panic::catch_unwind(|| input_schema(schema, Optional::NullDefault));
         let message = outcome.expect_err("refused");
         let text = message.downcast_ref::<String>().cloned().unwrap_or_default();
         assert!(text.contains("Tree contains itself"), "{text}");

@@ -16,17 +16,18 @@ pub(crate) struct ScopeArgs {
     pub(crate) global: Option<bool>,
 }
 
-/// Declares the scope fields (`cwd`, `global`) on a params struct, with their docs.
+/// Declares the scope fields (`cwd`, `global`) on a params struct. The server's instructions say what they mean; the
+/// schema says it in one line, on `cwd`.
 macro_rules! scoped_params {
     ($(#[$meta:meta])* struct Params { $($(#[$fmeta:meta])* $field:ident: $ty:ty,)* }) => {
         $(#[$meta])*
         #[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
         #[serde(deny_unknown_fields)]
         pub(crate) struct Params {
-            /// Absolute path you work in (its git root is the project); or `global: true`.
+            /// Absolute project path.
             #[serde(default)]
             cwd: Option<String>,
-            /// `true`: the global store, no project.
+            // `true`: the global store, no project (described by `cwd`'s line and the instructions).
             #[serde(default)]
             global: Option<bool>,
             $($(#[$fmeta])* $field: $ty,)*
@@ -86,7 +87,7 @@ macro_rules! answer_params {
                 $(#[$run])*
                 run_id: String,
                 $($(#[$fmeta])* $field: $ty,)*
-                /// The pending step's nodeId, to refuse a stale answer (`stale_step`).
+                /// Its nodeId: a stale answer is refused.
                 #[serde(default, alias = "nodeId")]
                 node_id: Option<String>,
             }
@@ -102,17 +103,15 @@ macro_rules! subject_params {
         $crate::tool_args::scoped_params! {
             $(#[$meta])*
             struct Params {
-                /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
+                /// The workflow as JSON (or `yaml`, `id`).
                 #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
                 #[serde(default)]
                 config: Option<serde_json::Value>,
-                /// The workflow as YAML text.
                 #[serde(default)]
                 yaml: Option<String>,
-                /// A stored workflow's id.
                 #[serde(default)]
                 id: Option<String>,
-                /// With `id`: its source (default: repo first).
+                /// Of `id` (default: repo first).
                 #[serde(default)]
                 source: Option<$crate::tool_args::SourceArg>,
                 $($(#[$fmeta])* $field: $ty,)*
@@ -141,11 +140,11 @@ macro_rules! body_params {
             struct Params {
                 $(#[$id])*
                 id: String,
-                /// The workflow as a JSON object (give this or `yaml`).
+                /// The workflow as JSON (or `yaml`).
                 #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
                 #[serde(default)]
                 config: Option<serde_json::Value>,
-                /// The workflow as YAML text, written as given (give this or `config`).
+                /// The workflow as YAML (or `config`).
                 #[serde(default)]
                 yaml: Option<String>,
                 $(#[$source])*
@@ -221,10 +220,9 @@ impl From<ExecutionArg> for Execution {
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct BudgetArg {
-    /// At most this many USD.
     #[serde(default)]
     pub(crate) usd: Option<f64>,
-    /// At most this many tokens (input + output).
+    /// Input + output tokens.
     #[serde(default)]
     pub(crate) tokens: Option<i64>,
 }

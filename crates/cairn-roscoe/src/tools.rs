@@ -91,7 +91,8 @@ finalize_skill_conversion. Questions about cairn itself: search_docs, ask_docs, 
 start_workflow and answer each `pendingStep` with the tool for its nodeType (ai_agent / ai_judge: advance_run; \
 consensus: advance_consensus; round_robin: advance_round_robin; map: advance_map); a human step must be shown to the \
 user with its validTransitions as a numbered list, and resume_run called only with the user's own choice — never \
-autonomously. Check a workflow on mocks with test_workflow. Errors are JSON `{ error, code }`: branch on `code`.";
+autonomously. Check a workflow on mocks with test_workflow. Errors are JSON `{ error, code }`: branch on `code`. \
+Every tool's arguments, answers and error codes in detail: get_doc reference/mcp-tools.";
 
 /// What a tool that only reads needs.
 const READ: &[Needs] = &[Needs::RoscoeRead];
@@ -376,18 +377,12 @@ fn docs_result<T: Serialize>(outcome: Result<T, Error>) -> CallToolResult {
     }
 }
 
-/// Describes a tool whose arguments are `P` and whose result is an object.
+/// Describes a tool whose arguments are `P`. It declares no output schema: the description says what the result holds
+/// (arrays come as `{ result: [...] }`), and a schema would cost every request's context more than it tells.
 fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> Tool {
-    cairn_mcp::describe::tool::<P>(name, description, envelope::object_schema())
-}
-
-/// Describes a tool whose result is an array (structured content `{ result: [...] }`).
-fn list_tool<P: JsonSchema>(name: &'static str, description: &'static str, item: Value) -> Tool {
-    cairn_mcp::describe::tool::<P>(
-        name,
-        description,
-        envelope::wrapped_schema(json!({ "type": "array", "items": item })),
-    )
+    let mut tool = cairn_mcp::describe::tool::<P>(name, description, envelope::object_schema());
+    tool.output_schema = None;
+    tool
 }
 
 impl ServerHandler for RoscoeServer {
@@ -440,7 +435,6 @@ mod tests {
                 "{}",
                 tool.name
             );
-            assert!(tool.output_schema.is_some(), "{}", tool.name);
         }
     }
 

@@ -8,9 +8,8 @@ use crate::engine::Answer;
 super::answer_params! {
     /// `advance_consensus` arguments.
     struct Params {
-        /// The run (root or child) paused at a consensus step.
         run_id: String,
-        /// Every subagent's raw response, in agent order (exactly `agentCount`).
+        /// `agentCount` raw responses in agent order.
         responses: Vec<String>,
     }
 }
@@ -18,13 +17,8 @@ super::answer_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "advance_consensus",
-        "Advances a consensus step: spawn `agentCount` independent subagents (none sees another's answer), subagent \
-         i running agents[i].prompt on agents[i].model, and return every raw response here in agent order. \
-         most_consistent nodes pause twice (consensusPhase generate: free prose; then aggregate: one subagent \
-         returns {\"reasoning\", \"index\"}). gate/answer nodes validate each verdict; when invalid ones could still \
-         change the outcome the node re-pauses with consensusPhase \"retry\" and only those agents (each with its \
-         original `index`). A wrong number of responses is `wrong_response_count` and changes nothing. Returns the \
-         AdvanceResult.",
+        "Answers a consensus step: every raw response of independent subagents (one per `agents[i]`), in order. \
+         Returns the AdvanceResult. Errors: wrong_response_count, stale_step.",
     )
 }
 

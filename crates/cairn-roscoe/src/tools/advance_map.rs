@@ -8,9 +8,8 @@ use crate::engine::Answer;
 super::answer_params! {
     /// `advance_map` arguments.
     struct Params {
-        /// The run (root or child) paused at a map step.
         run_id: String,
-        /// Every subagent's raw response, in agent order (exactly `agentCount`; an empty one is a failed branch).
+        /// `agentCount` raw responses in agent order (empty: a failed branch).
         responses: Vec<String>,
     }
 }
@@ -18,12 +17,8 @@ super::answer_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "advance_map",
-        "Advances a map step: run exactly `agentCount` independent subagents, subagent i on agents[i].prompt with \
-         agents[i].model, and return each raw response here in agent order, whatever the pendingStep.mapPhase: \
-         extract (one subagent turns text into the list of items; the node re-pauses with one branch per item), map \
-         (one subagent per branch; an empty response is a failed branch) or reduce (one subagent combines the \
-         successful branches). A wrong number of responses is `wrong_response_count` and changes nothing. Returns \
-         the AdvanceResult.",
+        "Answers a map step (extract, map or reduce phase): exactly `agentCount` raw responses of independent \
+         subagents, in agent order. Returns the AdvanceResult. Errors: wrong_response_count, stale_step.",
     )
 }
 

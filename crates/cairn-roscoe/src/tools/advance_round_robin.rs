@@ -9,13 +9,11 @@ use crate::engine::Answer;
 super::answer_params! {
     /// `advance_round_robin` arguments.
     struct Params {
-        /// The run (root or child) paused at a round_robin step.
         run_id: String,
-        /// first / contested phases: verdicts keyed by matchup id, each `{ winner: "A"|"B", margin: 0-100,
-        /// reasoning? }` or the subagent's raw JSON text.
+        /// first / contested: by matchup id, `{ winner: "A"|"B", margin: 0-100, reasoning? }` or its JSON text.
         #[serde(default)]
         verdicts: Option<Map<String, Value>>,
-        /// resolve phase: the subagent's text (a JSON array of candidates).
+        /// resolve: the subagent's text.
         #[serde(default)]
         result: Option<String>,
     }
@@ -24,12 +22,8 @@ super::answer_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "advance_round_robin",
-        "Advances a round_robin step by its pendingStep.roundRobinPhase. resolve: run one subagent on \
-         agents[0].prompt and pass its text as `result`. first / contested: spawn one independent subagent per \
-         matchup (matchups[i].prompt), each picking A or B (no ties) with a 0-100 decisiveness margin, and pass \
-         `verdicts` keyed by matchup id. Submit waves as they complete; the node re-pauses with the matchups still \
-         outstanding (and, in contested mode, a reversed re-judge batch). Invalid entries come back in `rejected`. \
-         Returns the AdvanceResult.",
+        "Answers a round_robin step: `result` (resolve) or `verdicts` by matchup id (first, contested), in waves if \
+         you like. Returns the AdvanceResult.",
     )
 }
 

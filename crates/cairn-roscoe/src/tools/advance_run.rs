@@ -8,15 +8,13 @@ use crate::engine::Answer;
 super::run_params! {
     /// `advance_run` arguments.
     struct Params {
-        /// The run (root or child) whose pending step you answer.
         run_id: String,
-        /// Your response: any text for ai_agent; for ai_judge the JSON object the prompt asks for.
+        /// Your answer: text (ai_agent) or the JSON asked for (ai_judge).
         response: String,
-        /// The pending step's nodeId; when given, an answer to a step that is no longer pending is refused
-        /// (`stale_step`) instead of being applied to the next one.
+        /// Its nodeId: a stale answer is refused.
         #[serde(default, alias = "nodeId")]
         node_id: Option<String>,
-        /// `true` when you could not do the task (the node fails and takes its `failure` route).
+        /// `true`: you could not do it (the node fails).
         #[serde(default)]
         failed: Option<bool>,
     }
@@ -25,11 +23,9 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "advance_run",
-        "Answers a pending ai_agent or ai_judge step and drives the run to its next pause or its end. For ai_judge \
-         the response must be the JSON envelope the prompt asks for (`{\"reasoning\": \"…\", \"verdict\": \"…\"}`); an \
-         invalid one returns `{ error, code: \"invalid_response\", … }` with the same pendingStep to answer again. \
-         Returns the AdvanceResult. Errors (the run is left as it was): wrong_tool (human and fan-out steps have \
-         their own tools), stale_step, not_paused, terminal, not_found.",
+        "Answers a pending ai_agent (text) or ai_judge step (the JSON its prompt asks for); never a human step. \
+         Returns the AdvanceResult. Errors: invalid_response, wrong_tool, stale_step, not_paused, terminal, \
+         not_found.",
     )
 }
 

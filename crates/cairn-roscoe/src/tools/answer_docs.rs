@@ -9,7 +9,7 @@ super::docs_params! {
     struct Params {
         /// A question in natural language.
         question: String,
-        /// Most characters of source text in the prompt (default 12000).
+        /// Most source characters (default 12000).
         #[serde(default)]
         budget_chars: Option<usize>,
     }
@@ -18,11 +18,8 @@ super::docs_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "answer_docs",
-        "Q&A over the docs without a server-side model call: retrieves sections like ask_docs and returns \
-         `{ action: \"answer_prompt\", instructions, prompt, model, citations: [{ slug, title, headingId, headingText \
-         }] }`. Run `prompt` yourself and present your answer with its [n] citations. An empty question, or one no \
-         section matches, is an error (call ask_docs to inspect the retrieval). Prefer ask_docs when you only want \
-         the sources.",
+        "Returns a prompt that answers `question` from the docs with [n] citations: `{ action, instructions, prompt, \
+         model, citations }`.",
     )
 }
 

@@ -9,10 +9,10 @@ super::docs_params! {
     struct Params {
         /// A question in natural language.
         question: String,
-        /// Most characters of section text to return (default 12000).
+        /// Most characters (default 12000).
         #[serde(default)]
         budget_chars: Option<usize>,
-        /// Most sections to return (1–50, default 8).
+        /// 1–50 (default 8).
         #[serde(default)]
         max_sections: Option<usize>,
     }
@@ -21,11 +21,7 @@ super::docs_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "ask_docs",
-        "Knowledge-base retrieval: returns the heading sections most relevant to `question` (each the markdown from a \
-         heading down to the next heading of the same or higher level, code and diagrams kept), packed within \
-         `budget_chars`: `{ question, sections: [{ slug, title, headingId, headingText, text, score }], truncated, \
-         totalChars }`. headingId is null for a page's introduction; /docs/<slug>#<headingId> links to a section. \
-         Use it to answer from the docs yourself; answer_docs wraps it in a citation prompt.",
+        "Returns the docs sections most relevant to `question`: `{ question, sections, truncated, totalChars }`.",
     )
 }
 

@@ -8,9 +8,8 @@ use super::{RoscoeServer, object_tool, parse};
 super::run_params! {
     /// `cancel_run` arguments.
     struct Params {
-        /// Any run of the tree.
         run_id: String,
-        /// Why (recorded as the run's error; default "Cancelled by user").
+        /// Why (default "Cancelled by user").
         #[serde(default)]
         reason: Option<String>,
     }
@@ -19,9 +18,8 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "cancel_run",
-        "Cancels a running or paused run together with its whole subworkflow tree: running scripts are killed, and \
-         the node each run was on is finalized as `cancelled` (not failed). A run that already ended is an error \
-         (`terminal`), not a no-op. Returns the run detail (AdvanceResult).",
+        "Cancels a run and its subworkflow tree (scripts killed, nodes `cancelled`). Returns the AdvanceResult. \
+         Errors: terminal, not_found.",
     )
 }
 

@@ -11,17 +11,16 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source, staged};
 super::scoped_params! {
     /// `convert_skill` arguments.
     struct Params {
-        /// The skill file (absolute, or relative to `cwd`). Give this or `name`.
+        /// The skill file (or `name`).
         #[serde(default)]
         skill_path: Option<String>,
-        /// A skill name as list_skills shows it (case-insensitive). Give this or `skill_path`.
+        /// A skill name from list_skills (or `skill_path`).
         #[serde(default)]
         name: Option<String>,
-        /// The workflow id to create (default: the skill's name as an id).
+        /// The new workflow id (default: from the skill's name).
         #[serde(default)]
         id: Option<String>,
-        /// Where the workflow will be written: `repo` or `global` (default: repo when the project has a repo source,
-        /// else global).
+        /// `repo` or `global` (default: repo if any).
         #[serde(default)]
         source: Option<SourceArg>,
     }
@@ -30,11 +29,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "convert_skill",
-        "Step 1 of turning a skill (SKILL.md) into a workflow. Resolves the skill by `skill_path` or `name`, reads its \
-         bundle and returns `{ action: \"run_completion\", prompt, model, finalize_args }`: run `prompt` yourself as \
-         one completion (this server calls no model), then pass your raw output as `completion` together with \
-         the fields of `finalize_args` (as top-level arguments) to finalize_skill_conversion. A skill that cannot \
-         be resolved returns `{ ok: false, stage: \"resolve\", message, code }`.",
+        "Step 1 of a skill import: returns `{ action: \"run_completion\", prompt, model, finalize_args }`. Run \
+         `prompt` yourself, then call finalize_skill_conversion.",
     )
 }
 

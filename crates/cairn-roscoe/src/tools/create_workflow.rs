@@ -10,9 +10,9 @@ use super::{RoscoeServer, object_tool};
 super::body_params! {
     /// `create_workflow` arguments.
     struct Params {
-        /// The new workflow id (file stem): 1–64 of a-z, 0-9, `_`, `-`.
+        /// New id: 1–64 of a-z, 0-9, `_`, `-`.
         id: String,
-        /// Where to write it: `repo` or `global` (default: repo when the project has a repo source, else global).
+        /// Default: repo if the project has one.
         source: Option<SourceArg>,
     }
 }
@@ -20,10 +20,8 @@ super::body_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "create_workflow",
-        "Writes a new workflow YAML file from `config` (an object) or `yaml` (text). Validates schema + integrity \
-         before writing; lint warnings come back as `warnings`. Returns `{ id, source, path }`. Error codes: \
-         invalid_id, invalid_config, integrity_error (see `details`), conflict, no_repo_source, io_error. Call \
-         get_workflow_schema first for the format.",
+        "Writes a new workflow from `config` or `yaml`, validated first: `{ id, source, path, warnings? }`. Errors: \
+         invalid_id, invalid_config, integrity_error, conflict, no_repo_source, io_error.",
     )
 }
 

@@ -8,15 +8,13 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 super::scoped_params! {
     /// `delete_workflow` arguments.
     struct Params {
-        /// The workflow id (its file stem).
         id: String,
-        /// The source: `repo` or `global` (default: repo first when the project has a repo source).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// Must be literally `true` to delete.
+        /// Must be `true`.
         #[serde(default)]
         confirm: Option<bool>,
-        /// `true` to delete even though other workflows reference it from a subworkflow node.
+        /// `true`: delete though referenced.
         #[serde(default)]
         force: Option<bool>,
     }
@@ -25,9 +23,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "delete_workflow",
-        "Hard-deletes a workflow file and its asset folder. Requires literal `confirm: true`, and REFUSES when another \
-         workflow references this one from a subworkflow node (`{ error, code: \"referenced\", referencedBy }`); pass \
-         `force: true` to delete anyway. Returns `{ ok: true, path, source }`. Call list_workflow_references first.",
+        "Deletes a workflow and its assets (`confirm: true`); `referenced` while a subworkflow node names it, unless \
+         `force`. Returns `{ ok, path, source }`.",
     )
 }
 

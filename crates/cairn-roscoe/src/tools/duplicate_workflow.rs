@@ -10,12 +10,10 @@ super::scoped_params! {
     struct Params {
         /// The workflow to copy.
         id: String,
-        /// Its source (default: where it resolves, repo first).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// The new id.
         to_id: String,
-        /// The source of the copy (default: the same as the original).
+        /// Default: the original's.
         #[serde(default)]
         to_source: Option<SourceArg>,
     }
@@ -24,9 +22,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "duplicate_workflow",
-        "Copies a workflow (file and asset folder) to `to_id`, optionally into another source (`to_source`), and \
-         updates the copy's `name` to `to_id`. Returns `{ id, source, path }` of the copy. Error codes: invalid_id, \
-         conflict, not_found, no_repo_source, io_error.",
+        "Copies a workflow to `to_id` (its `name` too), optionally into `to_source`. Returns `{ id, source, path }`. \
+         Errors: invalid_id, conflict, not_found, no_repo_source, io_error.",
     )
 }
 

@@ -12,16 +12,16 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source, staged};
 super::scoped_params! {
     /// `finalize_skill_conversion` arguments: `completion` plus the `finalize_args` convert_skill returned.
     struct Params {
-        /// Your raw output from running convert_skill's prompt.
+        /// Your raw output for convert_skill's prompt.
         completion: String,
-        /// The skill file, as in `finalize_args` (it is read again from disk).
+        /// From `finalize_args`.
         skill_path: String,
-        /// The workflow id, as in `finalize_args`.
+        /// From `finalize_args`.
         id: String,
-        /// The workflow source, as in `finalize_args`.
+        /// From `finalize_args`.
         #[serde(default)]
         source: Option<SourceArg>,
-        /// `true` to replace an existing workflow with this id in that source (and its scripts).
+        /// `true`: replace a workflow with this id.
         #[serde(default)]
         overwrite: Option<bool>,
     }
@@ -30,14 +30,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "finalize_skill_conversion",
-        "Step 2 of a skill import: pass `completion` (your raw output from convert_skill's prompt) and the fields \
-         of its `finalize_args` (skill_path, id, source) as top-level arguments. Re-reads the skill from \
-         `skill_path`, takes the last ```yaml block of the completion (or the bare YAML), sets `name` to `id`, \
-         validates it, copies the skill's scripts/ to the workflow's folder (reachable as \
-         $ROSCOE_WORKFLOW_DIR/scripts/) and writes the workflow. Returns `{ id, source, path, assetCount, \
-         skippedBundleDirs, skippedNote? }`. A failure is `{ ok: false, stage, message, code }` with stage \
-         resolve, parse, validate or write; parse and validate failures include `rawModelOutput` — repair it or \
-         re-run the prompt, never invent a workflow to force success.",
+        "Step 2 of a skill import: `completion` plus `finalize_args`' fields. Writes the workflow and the skill's \
+         scripts: `{ id, source, path, assetCount }`, or `{ ok: false, stage, message, code }`: repair, never invent.",
     )
 }
 

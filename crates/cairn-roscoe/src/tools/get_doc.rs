@@ -7,7 +7,7 @@ use super::{RoscoeServer, docs_result, object_tool, parse};
 super::docs_params! {
     /// `get_doc` arguments.
     struct Params {
-        /// The page's slug as list_docs shows it, e.g. `guides/testing-workflows`.
+        /// A slug from list_docs.
         slug: String,
     }
 }
@@ -15,8 +15,7 @@ super::docs_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_doc",
-        "Returns one documentation page as `{ frontmatter, markdown }`. An unknown slug is an error \
-         (`{ error: \"Doc not found: <slug>…\", code: \"not_found\" }`); list_docs shows the slugs.",
+        "Returns a docs page: `{ frontmatter, markdown }`. Errors: not_found.",
     )
 }
 

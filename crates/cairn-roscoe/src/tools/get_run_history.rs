@@ -7,7 +7,7 @@ use super::{RoscoeServer, object_tool, parse};
 super::run_params! {
     /// `get_run_history` arguments.
     struct Params {
-        /// The run (exactly this one; child runs are listed in `childRunIds`).
+        /// The run (child runs: `childRunIds`).
         run_id: String,
     }
 }
@@ -15,10 +15,8 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_run_history",
-        "Returns the full trace of one run: `{ run: { id, workflowId, workflowName, status, startedAt, completedAt, \
-         source, workflowSource, context, parentRunId, childRunIds, awaitingChild }, nodes: [{ id, nodeId, nodeType, \
-         status, startedAt, completedAt, durationMs, attempts, input, output, error, children }] }` — nodes in \
-         execution order, fan-out agents, matchups and branches as `children`.",
+        "Returns one run's trace: `{ run, nodes, actions }`, nodes in order with input, output, error and fan-out \
+         `children`.",
     )
 }
 

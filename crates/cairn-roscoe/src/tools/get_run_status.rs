@@ -7,7 +7,6 @@ use super::{RoscoeServer, object_tool, parse};
 super::run_params! {
     /// `get_run_status` arguments.
     struct Params {
-        /// Any run of the tree (the root or a subworkflow child).
         run_id: String,
     }
 }
@@ -15,11 +14,8 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_run_status",
-        "Returns the run's status `{ runId, status, url, pendingStep?, output?, error?, …cost }` (runId is the root of \
-         a subworkflow tree; pendingStep is the deepest pending step). Important: if status is `paused` and the \
-         pendingStep is a human node, you must NOT call resume_run autonomously — show the prompt and the \
-         validTransitions to the user as a numbered list and wait for their reply. Only ai_agent / ai_judge steps \
-         may be answered programmatically (advance_run). A run of another project answers `Run not found.`.",
+        "Returns a run's AdvanceResult (its deepest pendingStep). A human step: show its prompt and numbered \
+         validTransitions to the user and wait; never call resume_run autonomously.",
     )
 }
 

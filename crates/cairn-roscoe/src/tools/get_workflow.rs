@@ -7,9 +7,7 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 super::scoped_params! {
     /// `get_workflow` arguments.
     struct Params {
-        /// The workflow id (its file stem).
         id: String,
-        /// The source: `repo` or `global` (default: repo first when the project has a repo source).
         #[serde(default)]
         source: Option<SourceArg>,
     }
@@ -18,8 +16,7 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_workflow",
-        "Returns the full workflow configuration (the YAML as JSON) plus `source` and `path`. Without `source` it \
-         resolves repo first when the project has a repo source. Errors: not_found, invalid_config, no_repo_source.",
+        "Returns a workflow as JSON, with `source` and `path`. Errors: not_found, invalid_config, no_repo_source.",
     )
 }
 

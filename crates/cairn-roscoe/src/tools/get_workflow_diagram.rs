@@ -11,21 +11,18 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 super::scoped_params! {
     /// `get_workflow_diagram` arguments.
     struct Params {
-        /// The workflow as a JSON object (give exactly one of `config`, `yaml`, `id`).
+        /// The workflow as JSON (or `yaml`, `id`).
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
-        /// The workflow as YAML text.
         #[serde(default)]
         yaml: Option<String>,
-        /// A stored workflow's id.
         #[serde(default)]
         id: Option<String>,
-        /// With `id`: its source (default: repo first).
+        /// Of `id` (default: repo first).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// A run whose node statuses to overlay: the run's own (snapshotted) workflow is drawn, each node with the
-        /// status of its latest visit. Give it alone (without `config` / `yaml` / `id`).
+        /// Alone: draw this run's workflow with its node statuses.
         #[serde(default, alias = "runId")]
         run_id: Option<String>,
     }
@@ -34,10 +31,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_workflow_diagram",
-        "Draws a workflow: returns `{ mermaid, nodes: [{ id, type, label }], edges: [{ from, event, to }] }`, where \
-         `mermaid` is a `flowchart TD` you can show the user. Pass `id` (+ optional `source`) for a stored workflow, \
-         or `config` / `yaml` for a draft (a draft that breaks integrity rules is still drawn), or `run_id` to draw a \
-         run's workflow with each node's `status` (running, paused, completed, failed, cancelled) overlaid.",
+        "Draws a workflow (`id`, `config` or `yaml`) or a run's (`run_id`, with node statuses): `{ mermaid, nodes, \
+         edges }`; show `mermaid` to the user.",
     )
 }
 

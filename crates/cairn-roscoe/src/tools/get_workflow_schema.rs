@@ -13,10 +13,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_workflow_schema",
-        "Returns `{ jsonSchema, executors, models, authoring }`: the JSON Schema (2020-12) for the workflow YAML, the \
-         executor (node type) list with their config keys, the model ids permitted by roscoe.yaml (`{ available, \
-         default }`, or `{ error }`), and the runtime gotchas worth reading before you write. Call this once before \
-         authoring a workflow.",
+        "Returns the workflow YAML's JSON Schema, node types, permitted models and authoring gotchas. Call once \
+         before writing a workflow.",
     )
 }
 

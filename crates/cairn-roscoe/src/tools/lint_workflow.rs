@@ -12,9 +12,8 @@ super::subject_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "lint_workflow",
-        "Schema + integrity validation plus a non-fatal lint pass: dead states, unreachable states and transitions, \
-         models missing from roscoe.yaml, unknown subworkflows. Same input as validate_workflow. Returns `{ errors, \
-         warnings: [{ code, message, state? }] }`; lint runs only when `errors` is empty.",
+        "validate_workflow plus lint warnings (dead or unreachable states, unknown models and subworkflows): `{ \
+         errors, warnings }`.",
     )
 }
 

@@ -1,9 +1,8 @@
 //! `list_docs`: the manifest of cairn's embedded documentation pages.
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
-use serde_json::json;
 
-use super::{RoscoeServer, list_tool, parse, success};
+use super::{RoscoeServer, object_tool, parse, success};
 
 super::docs_params! {
     /// `list_docs` arguments: none.
@@ -11,19 +10,9 @@ super::docs_params! {
 }
 
 pub(crate) fn tool() -> Tool {
-    list_tool::<Params>(
+    object_tool::<Params>(
         "list_docs",
-        "Lists cairn's documentation pages as `[{ slug, title, description }]`: concepts, guides, the tool and YAML \
-         reference, troubleshooting. Read one with get_doc; find passages with search_docs or ask_docs. Takes no \
-         scope: the docs are the same in every project.",
-        json!({
-            "type": "object",
-            "properties": {
-                "slug": { "type": "string" },
-                "title": { "type": "string" },
-                "description": { "type": "string" }
-            }
-        }),
+        "Lists cairn's documentation pages: `[{ slug, title, description }]`.",
     )
 }
 

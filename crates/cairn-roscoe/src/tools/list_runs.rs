@@ -1,35 +1,33 @@
 //! `list_runs`: the caller's project's recent runs, newest first.
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
-use serde_json::json;
 
-use super::{RoscoeServer, list_tool, parse};
+use super::{RoscoeServer, object_tool, parse};
 use crate::runs::ListRuns;
 
 super::scoped_params! {
     /// `list_runs` arguments.
     struct Params {
-        /// At most this many (1–200, default 20).
+        /// 1–200 (default 20).
         #[serde(default)]
         limit: Option<i64>,
-        /// Only runs with this status: running, paused, completed, failed, cancelled.
+        /// running, paused, completed, failed or cancelled.
         #[serde(default)]
         status: Option<String>,
         /// Only runs of this workflow.
         #[serde(default, alias = "workflowId")]
         workflow_id: Option<String>,
-        /// Include subworkflow child runs (default false).
+        /// With child runs (default false).
         #[serde(default, alias = "includeChildren")]
         include_children: Option<bool>,
     }
 }
 
 pub(crate) fn tool() -> Tool {
-    list_tool::<Params>(
+    object_tool::<Params>(
         "list_runs",
-        "Lists the project's recent workflow runs, newest first (test runs are never listed): \
-         `[{ id, workflowId, workflowName, status, startedAt, completedAt, source, workflowSource, kind }]`.",
-        json!({ "type": "object" }),
+        "Lists the project's runs, newest first: `[{ id, workflowId, workflowName, status, startedAt, completedAt, \
+         source, workflowSource, kind }]`.",
     )
 }
 

@@ -10,10 +10,10 @@ use super::{RoscoeServer, object_tool, parse};
 super::scoped_params! {
     /// `list_skills` arguments.
     struct Params {
-        /// `false` skips the walk of the project tree (the skill roots are still searched). Default `true`.
+        /// `false`: skill folders only, no project walk.
         #[serde(default)]
         content_scan: Option<bool>,
-        /// Keep only skills whose name, description or path contains this text (case-insensitive).
+        /// Filter on name, description or path.
         #[serde(default)]
         query: Option<String>,
     }
@@ -22,13 +22,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "list_skills",
-        "Finds Agent Skills: any .md file whose front matter has both `name` and `description` (blog posts \
-         excluded). Searched in order: ~/.claude/skills, ~/.agents/skills, $CODEX_HOME/skills (default \
-         ~/.codex/skills), ~/.config/opencode/skills, ~/.gemini/skills; then .claude/skills, .agents/skills and \
-         .opencode/skills in every directory from cwd up to the git root; then the repo tree to depth 6 (skipping \
-         .git, node_modules, dist, build, .next, .turbo, .nx, coverage, .cache; .gitignore is not read), unless \
-         `content_scan: false`. Returns `{ count, skills: [{ path, name, description }] }`; convert one with \
-         convert_skill.",
+        "Finds Agent Skills (.md with `name` and `description` front matter) in skill folders and the project: `{ \
+         count, skills: [{ path, name, description }] }`.",
     )
 }
 

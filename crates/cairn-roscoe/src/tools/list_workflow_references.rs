@@ -9,7 +9,7 @@ super::scoped_params! {
     struct Params {
         /// The referenced workflow id.
         id: String,
-        /// Accepted for input-shape consistency; it scopes nothing (every workflow in scope is searched).
+        /// Ignored (every source is searched).
         #[serde(default)]
         source: Option<SourceArg>,
     }
@@ -18,10 +18,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "list_workflow_references",
-        "Lists the workflows that reference the given workflow through a subworkflow node — the parents a delete \
-         would orphan or a rename without cascade would leave dangling. Searches every workflow in scope whatever its \
-         source (`source` scopes nothing). Returns `{ referrers: [{ workflowId, nodeId, source }] }`. Call before \
-         delete_workflow or rename_workflow.",
+        "Lists the subworkflow nodes naming a workflow: `{ referrers: [{ workflowId, nodeId, source }] }`. Call \
+         before delete or rename.",
     )
 }
 

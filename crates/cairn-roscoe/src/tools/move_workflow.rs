@@ -10,11 +10,8 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 super::scoped_params! {
     /// `move_workflow` arguments.
     struct Params {
-        /// The workflow id (its file stem).
         id: String,
-        /// The source to move it to: `repo` or `global`.
         to: SourceArg,
-        /// The source to move it from (default: where it resolves, repo first).
         #[serde(default)]
         from: Option<SourceArg>,
     }
@@ -23,9 +20,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "move_workflow",
-        "Moves a workflow file and its asset folder between the global and the project (repo) source. Refuses \
-         (`conflict`) if the target source already has the id. Returns `{ ok: true, id, from, to, path }`. Error \
-         codes: not_found, conflict, no_repo_source, invalid_input (to equals from), io_error.",
+        "Moves a workflow and its asset folder to the other source. Returns `{ ok, id, from, to, path }`. Errors: \
+         not_found, conflict, no_repo_source, invalid_input, io_error.",
     )
 }
 

@@ -8,14 +8,11 @@ use super::{RoscoeServer, SourceArg, object_tool, parse, source};
 super::scoped_params! {
     /// `rename_workflow` arguments.
     struct Params {
-        /// The workflow id (its file stem).
         id: String,
-        /// The new id.
         new_id: String,
-        /// The source: `repo` or `global` (default: repo first when the project has a repo source).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// `false` to rename alone, leaving referrers pointing at the old id (default `true`: rewrite them).
+        /// `false`: leave referrers on the old id.
         #[serde(default)]
         rewrite_references: Option<bool>,
     }
@@ -24,11 +21,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "rename_workflow",
-        "Renames the file stem AND the `name` field (the asset folder follows). By default every workflow whose \
-         subworkflow node points at the old id is rewritten to the new one, keeping its formatting; pass \
-         `rewrite_references: false` to rename alone. All or nothing: if a referrer cannot be written every file is \
-         restored and the result has `rolledBack: true` (and isError). Returns `{ id, source, path, rewritten, failed, \
-         rolledBack }`. Refuses (`conflict`) if `new_id` exists in the same source.",
+        "Renames a workflow (file, `name`, assets) and the subworkflow nodes naming it, all or nothing: `{ id, \
+         source, path, rewritten, failed, rolledBack }`. Errors: conflict, not_found, invalid_id.",
     )
 }
 

@@ -8,14 +8,13 @@ use super::{RoscoeServer, object_tool, parse};
 super::run_params! {
     /// `resume_run` arguments.
     struct Params {
-        /// The run (root or child) paused at a human step.
         run_id: String,
-        /// The transition the user chose: one of `validTransitions` (any case) or its 1-based number.
+        /// The user's choice: a validTransition or its number.
         transition: String,
         /// The user's comment, if they gave one.
         #[serde(default)]
         comment: Option<String>,
-        /// The pending step's nodeId, to refuse a stale choice (`stale_step`).
+        /// Its nodeId: a stale choice is refused.
         #[serde(default, alias = "nodeId")]
         node_id: Option<String>,
     }
@@ -24,11 +23,8 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "resume_run",
-        "Resumes a run paused at a human node with the transition the user chose. Do not call autonomously: a human \
-         node is a required human decision. First (1) show the node's prompt, (2) list the validTransitions as a \
-         numbered list, (3) wait for the user's reply — never infer or assume the choice. An invalid transition \
-         returns `{ error, code: \"invalid_transition\", validTransitions }` and changes nothing. Returns the \
-         AdvanceResult.",
+        "Resumes a human step with the user's own choice, never autonomously: show the prompt and numbered \
+         validTransitions first. Returns the AdvanceResult. Errors: invalid_transition, stale_step.",
     )
 }
 

@@ -16,10 +16,8 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "retry_run",
-        "Retries a failed or cancelled run: the same run id continues from the node that failed (or was cancelled), \
-         keeping every completed node's output; the attempt is recorded in its history. Returns the AdvanceResult \
-         (answer a pendingStep as usual). Errors: not_retryable (the run did not fail, or is a subworkflow child — \
-         retry its root), not_found.",
+        "Retries a failed or cancelled top-level run from the node that stopped it, keeping earlier outputs. Returns \
+         the AdvanceResult. Errors: not_retryable, not_found.",
     )
 }
 

@@ -12,7 +12,7 @@ super::scoped_params! {
         /// A run of the tree.
         #[serde(alias = "runId")]
         run_id: String,
-        /// The new budget: `{ usd?, tokens? }` (a limit left out is removed).
+        /// `{ usd?, tokens? }`; a limit left out is removed.
         budget: BudgetArg,
     }
 }
@@ -20,9 +20,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "set_run_budget",
-        "Sets the budget of a run tree whose AI steps the server runs: `{ usd?, tokens? }` over all its model calls (a \
-         limit left out is removed). A run paused with `pendingStep.budgetExceeded` continues once its next calls fit \
-         the new budget. Returns the AdvanceResult. Errors: not_found, invalid_input.",
+        "Sets a server-run tree's budget `{ usd?, tokens? }`; a run held by `budgetExceeded` goes on if it fits. \
+         Returns the AdvanceResult. Errors: not_found, invalid_input.",
     )
 }
 

@@ -10,20 +10,18 @@ use crate::runs::{StartOptions, StartRequest};
 super::scoped_params! {
     /// `start_workflow` arguments.
     struct Params {
-        /// The workflow id.
         id: String,
         /// Its source (default: repo first).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// Run inputs, checked against the workflow's `inputs` (defaults applied).
+        /// Run inputs (checked against its `inputs`).
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         input: Option<Value>,
-        /// Who runs its AI steps: `host` (handed back to you, the default) or `server` (the server calls its model
-        /// providers; the run goes on by itself — follow it with get_run_status).
+        /// `host` (you answer its AI steps; default) or `server`.
         #[serde(default)]
         execution: Option<ExecutionArg>,
-        /// The most the run (with its subworkflows) may spend on the server's model calls: `{ usd?, tokens? }`.
+        /// Server model calls' cap over the run tree.
         #[serde(default)]
         budget: Option<BudgetArg>,
     }
@@ -32,14 +30,10 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "start_workflow",
-        "Starts a workflow run. Script and condition nodes run right away; the call returns at the first AI, human or \
-         fan-out step with `pendingStep` (or when the run ends). Returns `{ runId, status, url, workflow, narration, \
-         pendingStep?, output?, error?, …cost }`: send `narration` to the user, then answer the pending step with the \
-         tool its type needs (ai_agent / ai_judge: advance_run; consensus: advance_consensus; round_robin: \
-         advance_round_robin; map: advance_map; human: show it to the user and call resume_run only with their \
-         choice). `hostHint` says how to answer fan-out steps without subagents. With `execution: \"server\"` the server \
-         answers the AI steps itself through its model providers (within `budget`) and the call returns while it \
-         does. Errors: not_found, invalid_config, integrity_error, invalid_input.",
+        "Starts a run and drives it to its first pause or end: the AdvanceResult, with `narration` for the user. \
+         Answer its `pendingStep` with the tool for its nodeType (advance_run, advance_consensus, \
+         advance_round_robin, advance_map); a human step goes to the user, never resumed autonomously. Errors: \
+         not_found, invalid_config, integrity_error, invalid_input.",
     )
 }
 

@@ -10,33 +10,27 @@ use crate::runs::TestRequest;
 super::scoped_params! {
     /// `test_workflow` arguments.
     struct Params {
-        /// A stored workflow's id (give exactly one of `id`, `config`, `yaml`).
+        /// A stored workflow's id (or `config`, `yaml`).
         #[serde(default)]
         id: Option<String>,
-        /// With `id`: its source (default: repo first).
+        /// Of `id` (default: repo first).
         #[serde(default)]
         source: Option<SourceArg>,
-        /// The workflow as a JSON object.
+        /// The workflow as JSON (or `yaml`, `id`).
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         config: Option<Value>,
-        /// The workflow as YAML text.
         #[serde(default)]
         yaml: Option<String>,
-        /// Run inputs.
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         input: Option<Value>,
-        /// Answers by node id (`<subworkflow node>/<child node>` inside child runs); a list answers visit n with
-        /// element n-1. ai_agent: text or {response, failed}; ai_judge: raw envelope or {verdict, reasoning};
-        /// human: transition or {transition, comment}; script: {exitCode, stdout, stderr} (not executed);
-        /// consensus: {responses, retry?, aggregate?}; round_robin: {result?, verdicts?} or {winner};
-        /// map: {extract?, responses, reduce?}; subworkflow: {status, output}.
+        /// Answers by node id (`<subworkflow node>/<node>` in child runs; a list answers visit n with item n-1);
+        /// shapes: get_doc guides/testing-workflows.
         #[schemars(with = "Option<serde_json::Map<String, Value>>")]
         #[serde(default)]
         mocks: Option<Value>,
-        /// Wall-clock limit in milliseconds (default 60000, at most 600000): the run is cancelled and its scripts
-        /// killed when it passes.
+        /// Milliseconds (default 60000, at most 600000).
         #[serde(default, alias = "timeoutMs")]
         timeout_ms: Option<u64>,
     }
@@ -45,12 +39,8 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "test_workflow",
-        "Runs a workflow end to end through the real engine and database with `mocks` answering its AI, human and \
-         fan-out steps, then deletes the run (test runs never appear in list_runs). Returns `{ ok: true, \
-         finalStatus, durationMs, nodeTrace }` or `{ ok: false, code, message, nodeId?, nodeType?, finalStatus?, \
-         durationMs?, nodeTrace?, details? }` with code invalid_input, workflow_not_found, invalid_config, \
-         missing_mock (a reached step has no mock), timeout, runner_error, fanout_in_test_mode_unsupported (a \
-         fan-out node without a mock) or unexpected.",
+        "Runs a workflow on the real engine with `mocks` for its AI, human and fan-out steps, then deletes the run: \
+         `{ ok, finalStatus, durationMs, nodeTrace }` or `{ ok: false, code, message }`.",
     )
 }
 

@@ -10,9 +10,7 @@ use super::{RoscoeServer, object_tool};
 super::body_params! {
     /// `update_workflow` arguments.
     struct Params {
-        /// The workflow id (its file stem).
         id: String,
-        /// The source of the file to replace (default: the one that resolves, repo first).
         source: Option<SourceArg>,
     }
 }
@@ -20,9 +18,8 @@ super::body_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "update_workflow",
-        "Replaces an existing workflow's contents with `config` or `yaml`. Validates schema + integrity and refuses \
-         to write on either failure. Returns `{ ok: true, source, path }`. Error codes: not_found, invalid_config, \
-         integrity_error, no_repo_source, io_error.",
+        "Replaces a workflow with `config` or `yaml`, validated first. Returns `{ ok, source, path }`. Errors: \
+         not_found, invalid_config, integrity_error, no_repo_source, io_error.",
     )
 }
 

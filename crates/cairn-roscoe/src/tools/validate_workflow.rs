@@ -12,9 +12,8 @@ super::subject_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "validate_workflow",
-        "Dry-run schema + integrity validation, no filesystem writes. Pass the full `config` or `yaml`, OR `id` (+ \
-         optional `source`). Returns `{ valid: true, errors: [] }` or `{ valid: false, code, errors }`; each error \
-         names the node, the line and how to fix it.",
+        "Validates `config`, `yaml` or a stored `id` without writing. Returns `{ valid, errors }`; each error names \
+         its node, line and fix.",
     )
 }
 

@@ -1,8 +1,8 @@
 //! Every tool of the three surfaces, as `tools/list` shows it over stdio from the real binaries, has an input schema
 //! every host accepts: self-contained, one type per schema, `properties` on every object, the mandatory arguments
-//! `required` and the others nullable with `default: null`; and it passes OpenAI's strict mode and Gemini's function
-//! declarations once derived the way their clients derive them, open maps apart (listed here: neither subset can
-//! express them, and hosts send those tools in full JSON Schema).
+//! `required` and the others nullable (deepwork's also with `default: null`, as Pydantic writes them); and it passes
+//! OpenAI's strict mode and Gemini's function declarations once derived the way their clients derive them, open maps
+//! apart (listed here: neither subset can express them, and hosts send those tools in full JSON Schema).
 
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -47,8 +47,8 @@ pub(crate) async fn tools(server: &mut RawStdio) -> Vec<Value> {
     answer["result"]["tools"].as_array().cloned().unwrap_or_else(|| panic!("no tools: {answer}"))
 }
 
-/// What breaks the portable rules in `schema`, a tool's input schema.
-fn portable_violations(schema: &Value) -> Vec<String> {
+/// What breaks the portable rules in `schema`, a tool's input schema on `surface`.
+fn portable_violations(surface: &str, schema: &Value) -> Vec<String> {
     let mut found = Vec::new();
     if schema["type"] != "object" || schema["additionalProperties"] != false || !schema["properties"].is_object() {
         found.push("the root is not an object with properties and additionalProperties: false".to_owned());
@@ -56,9 +56,10 @@ fn portable_violations(schema: &Value) -> Vec<String> {
     let required: Vec<&Value> = schema["required"].as_array().into_iter().flatten().collect();
     for (name, property) in schema["properties"].as_object().into_iter().flatten() {
         let nullable = property["anyOf"].as_array().is_some_and(|v| v.contains(&json!({"type": "null"})));
-        let optional_shape = nullable && property.get("default") == Some(&Value::Null);
+        let null_default = property.get("default") == Some(&Value::Null);
+        let optional_shape = nullable && (null_default || surface != "deepwork");
         if !(required.contains(&&json!(name)) || optional_shape) {
-            found.push(format!(".{name}: optional but not nullable with default null"));
+            found.push(format!(".{name}: optional but not nullable (deepwork: with default null)"));
         }
     }
     walk(schema, "", &mut found);
@@ -107,7 +108,7 @@ async fn every_tool_schema_is_portable_and_passes_openai_strict_mode_and_gemini(
             counted += 1;
             let name = tool["name"].as_str().unwrap().to_owned();
             let schema = &tool["inputSchema"];
-            for problem in portable_violations(schema) {
+            for problem in portable_violations(surface, schema) {
                 problems.push(format!("{surface} {name} (portable) {problem}"));
             }
             let (strict, maps) = openai_strict::strict_form(schema);
