@@ -1,7 +1,8 @@
 //! One tool registry for every surface: each surface lists its tools once, as [`ToolEntry`]s (the `tools/list`
 //! entry, the scopes it needs, the handler), and its `ServerHandler` hands `tools/list`, lookups and `tools/call` to
 //! the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
-//! their handler runs; each surface keeps its own result format through [`Surface`]. Every call runs in a
+//! their handler runs, and offers only the tools the surface [`offers`](Surface::offers) (roscoe's tool groups); each
+//! surface keeps its own result format through [`Surface`]. Every call runs in a
 //! `tool_call` span (surface, tool, principal) and ends with one log line (outcome, duration) and its metrics
 //! (`cairn_tool_calls_total`, `cairn_tool_call_duration_seconds`); its arguments are never logged. Arguments hosts
 //! add on their own are dropped before the handler parses them ([`args::HOST_ADDED`]), and an error result keeps its
@@ -63,6 +64,12 @@ pub trait Surface: Sized + Send + Sync + 'static {
         Access::of(context)
     }
 
+    /// Whether it offers tool `name` to the request of `context` (every tool of its registry unless it says
+    /// otherwise); a tool it does not offer is neither listed nor callable.
+    fn offers(&self, _context: &RequestContext<RoleServer>, _name: &str) -> bool {
+        true
+    }
+
     /// The answer to a call of a tool it does not have.
     fn unknown_tool(&self, name: &str) -> Result<CallToolResult, ErrorData>;
 
@@ -121,7 +128,9 @@ impl<S: Surface> Registry<S> {
 
 /// `tools/list` of `server`, for the caller of `context`.
 pub fn list_tools<S: Surface>(server: &S, context: &RequestContext<RoleServer>) -> ListToolsResult {
-    server.registry().list(server.access(context).as_ref())
+    let mut listed = server.registry().list(server.access(context).as_ref());
+    listed.tools.retain(|tool| server.offers(context, &tool.name));
+    listed
 }
 
 /// `tools/call` on `server`: the handler of the named tool, when the caller holds its scopes.
@@ -132,7 +141,8 @@ pub async fn call_tool<S: Surface>(
 ) -> Result<CallToolResponse, ErrorData> {
     let name = request.name.as_ref();
     let registry = server.registry();
-    let Some(index) = registry.entries.iter().position(|e| e.tool.name == name) else {
+    let offered = registry.entries.iter().position(|e| e.tool.name == name).filter(|_| server.offers(&context, name));
+    let Some(index) = offered else {
         return server.unknown_tool(name).map(Into::into);
     };
     let entry = &registry.entries[index];

@@ -62,7 +62,8 @@ use rmcp::model::{
     CallToolResult, ContentBlock, Implementation,
     JsonObject, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::{ErrorData, ServerHandler};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -76,6 +77,7 @@ use crate::runs::Runs;
 use crate::scope::Scope;
 use crate::service::{Body, Service};
 use crate::source::Source;
+use crate::tool_groups::{self, ToolGroups};
 pub(crate) use crate::tool_args::{
     BodyWrite, BudgetArg, ExecutionArg, ScopeArgs, SourceArg, answer_params, body_params, docs_params, run_params,
     scoped_params, source, subject_params,
@@ -119,6 +121,8 @@ pub struct RoscoeServer {
     runs: Runs,
     /// The folders callers may name.
     reach: Reach,
+    /// The tools it offers (`--tools`; over HTTP a request's `?tools=` wins).
+    groups: ToolGroups,
     registry: Arc<Registry<RoscoeServer>>,
 }
 
@@ -127,7 +131,13 @@ impl RoscoeServer {
     /// whose callers may name any folder (stdio: the local user).
     pub fn new(service: Service, runs: Runs) -> Self {
         let registry = Arc::new(Registry::new(entries()));
-        RoscoeServer { service, runs, reach: Reach::Anywhere, registry }
+        RoscoeServer { service, runs, reach: Reach::Anywhere, groups: ToolGroups::all(), registry }
+    }
+
+    /// This server offering only the tools of `groups` (`roscoe mcp --tools`).
+    pub fn offering(mut self, groups: ToolGroups) -> Self {
+        self.groups = groups;
+        self
     }
 
     /// This server with its callers confined to `reach` (`cairn serve`: its projects and global scope).
@@ -402,6 +412,15 @@ impl Surface for RoscoeServer {
         &self.registry
     }
 
+    fn offers(&self, context: &RequestContext<RoleServer>, name: &str) -> bool {
+        let query = context.extensions.get::<http::request::Parts>().and_then(|parts| parts.uri.query());
+        match query.and_then(tool_groups::requested) {
+            Some(Ok(groups)) => groups.offers(name),
+            Some(Err(_)) => false,
+            None => self.groups.offers(name),
+        }
+    }
+
     fn unknown_tool(&self, name: &str) -> Result<CallToolResult, ErrorData> {
         Ok(envelope::error(format!("Unknown tool: '{name}'. Call tools/list to see the roscoe tools.")))
     }
@@ -415,6 +434,18 @@ impl Surface for RoscoeServer {
 mod tests {
     use super::*;
     use serde::Deserialize;
+
+    #[tokio::test]
+    async fn every_tool_is_in_a_tool_group() {
+        let home = tempfile::tempdir().unwrap();
+        let store = cairn_store::Store::open(&cairn_store::Store::default_url(home.path())).await.unwrap();
+        let service = Service::new(home.path());
+        let server = RoscoeServer::new(service.clone(), Runs::new(store, service));
+        let groups = ToolGroups::parse("runs,authoring,skills,docs").unwrap();
+        for tool in server.registry.entries().iter().map(|e| &e.tool) {
+            assert!(groups.offers(&tool.name), "{} belongs to no group of tool_groups.rs", tool.name);
+        }
+    }
 
     #[tokio::test]
     async fn every_tool_but_the_docs_tools_takes_the_scope() {

@@ -16,7 +16,10 @@ use crate::csrf::Csrf;
 use crate::server_file::ServerFile;
 use crate::state::{DeepworkProject, Web};
 use crate::access::{self, Gate};
-use crate::{api, body_limit, early_close, health, metrics_route, pages, rate_limit, request_log, security_headers, work_mcp};
+use crate::{
+    api, body_limit, early_close, health, metrics_route, pages, rate_limit, request_log, security_headers,
+    tool_groups_query, work_mcp,
+};
 
 /// Everything `cairn serve` serves: the surfaces' facades (the binary opens the database they share) and how to
 /// serve them.
@@ -93,6 +96,7 @@ impl App {
                 ),
             );
         }
+        let router = router.layer(middleware::from_fn(tool_groups_query::check));
         let gate = Gate { work: self.work.clone(), required };
         let router = router.layer(middleware::from_fn_with_state(gate, access::gate));
         let limited = rate_limit::layer(body_limit::layer(router), self.rate_limit);

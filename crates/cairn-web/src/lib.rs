@@ -37,6 +37,7 @@ mod request_log;
 mod security_headers;
 mod server_file;
 mod state;
+mod tool_groups_query;
 mod when;
 mod work_mcp;
 mod workspace;

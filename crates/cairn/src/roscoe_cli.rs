@@ -23,7 +23,7 @@ mod workflows_cmd;
 
 use std::path::PathBuf;
 
-use cairn_roscoe::{RoscoeServer, Runs, Service};
+use cairn_roscoe::{RoscoeServer, Runs, Service, ToolGroups};
 use clap::{Args, Parser, Subcommand};
 
 use crate::home::cairn_home;
@@ -52,7 +52,7 @@ impl RoscoeArgs {
     /// Whether this is a command at a terminal (everything but `mcp`, which serves a host): it logs warnings only
     /// unless `RUST_LOG` says otherwise.
     pub fn is_terminal_command(&self) -> bool {
-        !matches!(self.command, RoscoeCommand::Mcp)
+        !matches!(self.command, RoscoeCommand::Mcp { .. })
     }
 }
 
@@ -82,7 +82,12 @@ pub struct GlobalOptions {
 #[derive(Debug, Subcommand)]
 pub enum RoscoeCommand {
     /// Serve the workflow and run tools over MCP on stdin/stdout (one server per host session).
-    Mcp,
+    Mcp {
+        /// Offer only these tool groups, comma-separated: runs, authoring, skills, docs, all (the default). For hosts
+        /// that put every tool into every model request.
+        #[arg(long, value_name = "GROUPS")]
+        tools: Option<String>,
+    },
     /// Start a workflow run and drive it until it completes, fails or waits for a person.
     #[command(after_help = exit::RUN_EXIT_CODES)]
     Run(run_cmd::RunArgs),
@@ -112,7 +117,7 @@ pub enum RoscoeCommand {
 pub async fn run(args: RoscoeArgs) -> anyhow::Result<()> {
     let options = args.options;
     let command = match args.command {
-        RoscoeCommand::Mcp => return mcp(options).await,
+        RoscoeCommand::Mcp { tools } => return mcp(options, tools.as_deref()).await,
         RoscoeCommand::Docs { command } => return docs_cmd::run(&output::Output::new(&options), command),
         command => command,
     };
@@ -122,20 +127,25 @@ pub async fn run(args: RoscoeArgs) -> anyhow::Result<()> {
         RoscoeCommand::Runs { command } => runs_cmd::run(&ctx, command).await,
         RoscoeCommand::Workflows { command } => workflows_cmd::run(&ctx, command).await,
         RoscoeCommand::Test(test) => test_cmd::run(&ctx, test).await,
-        RoscoeCommand::Mcp | RoscoeCommand::Docs { .. } => unreachable!("answered above"),
+        RoscoeCommand::Mcp { .. } | RoscoeCommand::Docs { .. } => unreachable!("answered above"),
     };
     // On PostgreSQL, tells the other nodes of the changes not yet sent (the changes feed's outbox).
     ctx.runs.store().close().await;
     result
 }
 
-async fn mcp(options: GlobalOptions) -> anyhow::Result<()> {
+async fn mcp(options: GlobalOptions, tools: Option<&str>) -> anyhow::Result<()> {
     if options.cwd.is_some() || options.global || options.json || options.quiet {
         return Err(exit::Exit::usage(
             "`roscoe mcp` takes no --cwd, --global, --json or --quiet: each tool call names its own scope",
         )
         .into());
     }
+    let groups = match tools.map(ToolGroups::parse) {
+        None => ToolGroups::all(),
+        Some(Ok(groups)) => groups,
+        Some(Err(problem)) => return Err(exit::Exit::usage(format!("--tools: {problem}")).into()),
+    };
     let home = cairn_home();
     let store = context::open_store(&home, options.database_url).await?;
     let service = Service::new(&home);
@@ -148,7 +158,7 @@ async fn mcp(options: GlobalOptions) -> anyhow::Result<()> {
             Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
         }
     }
-    let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone())).await;
+    let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone()).offering(groups)).await;
     runs.store().close().await;
     Ok(served?)
 }

@@ -46,3 +46,4 @@ mod stdio_faults;
 mod support;
 #[path = "../common/tool_call.rs"]
 mod tool_call;
+mod tool_groups;
