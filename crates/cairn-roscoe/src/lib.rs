@@ -28,6 +28,7 @@
 //! `tools/`) and dispatches each call to one [`Service`] or [`Runs`] method; it is the only module that knows rmcp.
 
 mod actor;
+mod brief;
 pub mod authoring_guide;
 pub mod clock;
 pub mod definition;

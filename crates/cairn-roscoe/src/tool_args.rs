@@ -216,6 +216,17 @@ impl From<ExecutionArg> for Execution {
     }
 }
 
+/// How much of a trace an answer holds (`detail` of `get_run_history` and `test_workflow`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum DetailArg {
+    /// What an agent reads: no repeats, nulls or empty extras (see `brief`).
+    #[default]
+    Brief,
+    /// Every field.
+    Full,
+}
+
 /// A run tree's budget over all its model calls.
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -54,6 +54,7 @@ mod validate_workflow;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use cairn_mcp::access::{Access, Denied, Scope as Needs};
 use cairn_mcp::envelope;
@@ -70,6 +71,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::actor::Actor;
+use crate::brief;
 use crate::engine::Answer;
 use crate::error::Error;
 use crate::reach::Reach;
@@ -79,7 +81,7 @@ use crate::service::{Body, Service};
 use crate::source::Source;
 use crate::tool_groups::{self, ToolGroups};
 pub(crate) use crate::tool_args::{
-    BodyWrite, BudgetArg, ExecutionArg, ScopeArgs, SourceArg, answer_params, body_params, docs_params, run_params,
+    BodyWrite, BudgetArg, DetailArg, ExecutionArg, ScopeArgs, SourceArg, answer_params, body_params, docs_params, run_params,
     scoped_params, source, subject_params,
 };
 
@@ -123,6 +125,8 @@ pub struct RoscoeServer {
     reach: Reach,
     /// The tools it offers (`--tools`; over HTTP a request's `?tools=` wins).
     groups: ToolGroups,
+    /// Whether this session's answers already said `urlNote` (it comes once, see `brief`).
+    url_note_shown: Arc<AtomicBool>,
     registry: Arc<Registry<RoscoeServer>>,
 }
 
@@ -131,7 +135,8 @@ impl RoscoeServer {
     /// whose callers may name any folder (stdio: the local user).
     pub fn new(service: Service, runs: Runs) -> Self {
         let registry = Arc::new(Registry::new(entries()));
-        RoscoeServer { service, runs, reach: Reach::Anywhere, groups: ToolGroups::all(), registry }
+        let url_note_shown = Arc::new(AtomicBool::new(false));
+        RoscoeServer { service, runs, reach: Reach::Anywhere, groups: ToolGroups::all(), url_note_shown, registry }
     }
 
     /// This server offering only the tools of `groups` (`roscoe mcp --tools`).
@@ -225,8 +230,19 @@ impl RoscoeServer {
     /// Answers the pending step of run `run_id` with `answer`; with `node_id`, only while that node is the one
     /// pending (`stale_step` otherwise).
     async fn advance(&self, scope: ScopeArgs, run_id: String, node_id: Option<String>, answer: Answer) -> CallToolResult {
-        self.run_runs(scope, move |runs, scope| async move { runs.advance(&scope, &run_id, node_id, answer).await })
+        self.run_tree(scope, move |runs, scope| async move { runs.advance(&scope, &run_id, node_id, answer).await })
             .await
+    }
+
+    /// [`run_runs`](Self::run_runs) for a tool that answers the AdvanceResult, made brief for this session.
+    async fn run_tree<T, F, Fut>(&self, scope: ScopeArgs, operation: F) -> CallToolResult
+    where
+        T: Serialize,
+        F: FnOnce(Runs, Scope) -> Fut,
+        Fut: Future<Output = Result<T, Error>>,
+    {
+        let result = self.run_runs(scope, operation).await;
+        reshaped(result, |value| brief::advance_result(value, &self.url_note_shown))
     }
 }
 
@@ -357,6 +373,21 @@ fn success(value: Value) -> CallToolResult {
         other => other,
     });
     result
+}
+
+/// A successful `result` with its structured content changed by `change` (and its text made again from it); an
+/// `isError` result as it is.
+fn reshaped(mut result: CallToolResult, change: impl FnOnce(&mut Value)) -> CallToolResult {
+    if result.is_error == Some(true) {
+        return result;
+    }
+    match result.structured_content.take() {
+        Some(mut value) => {
+            change(&mut value);
+            success(value)
+        }
+        None => result,
+    }
 }
 
 /// An `isError` result carrying the error object as text and as structured content.

@@ -30,7 +30,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     };
     let actor = super::actor(call.access);
     server
-        .run_runs(params.scope(), move |runs, scope| async move {
+        .run_tree(params.scope(), move |runs, scope| async move {
             runs.cancel_run(&scope, &params.run_id, params.reason, &actor).await
         })
         .await

@@ -2,13 +2,17 @@
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
-use super::{RoscoeServer, object_tool, parse};
+use super::{DetailArg, RoscoeServer, object_tool, parse, reshaped};
+use crate::brief;
 
 super::run_params! {
     /// `get_run_history` arguments.
     struct Params {
         /// The run (child runs: `childRunIds`).
         run_id: String,
+        /// `full`: every field (default `brief`).
+        #[serde(default)]
+        detail: Option<DetailArg>,
     }
 }
 
@@ -25,9 +29,14 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         Ok(params) => params,
         Err(error) => return error,
     };
-    server
+    let detail = params.detail.unwrap_or_default();
+    let answer = server
         .run_runs(params.scope(), move |runs, scope| async move {
             runs.get_run_history(&scope, &params.run_id).await
         })
-        .await
+        .await;
+    match detail {
+        DetailArg::Brief => reshaped(answer, brief::history),
+        DetailArg::Full => answer,
+    }
 }

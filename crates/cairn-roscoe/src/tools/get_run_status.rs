@@ -25,7 +25,7 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         Err(error) => return error,
     };
     server
-        .run_runs(params.scope(), move |runs, scope| async move {
+        .run_tree(params.scope(), move |runs, scope| async move {
             runs.get_run_status(&scope, &params.run_id).await
         })
         .await

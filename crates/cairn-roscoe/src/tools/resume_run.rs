@@ -36,7 +36,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     let scope = params.scope();
     let actor = super::actor(call.access);
     server
-        .run_runs(scope, move |runs, scope| async move {
+        .run_tree(scope, move |runs, scope| async move {
             runs.resume(&scope, &params.run_id, params.node_id, params.transition, params.comment, &actor).await
         })
         .await

@@ -28,7 +28,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     };
     let actor = super::actor(call.access);
     server
-        .run_runs(params.scope(), move |runs, scope| async move {
+        .run_tree(params.scope(), move |runs, scope| async move {
             runs.retry_run(&scope, &params.run_id, &actor).await
         })
         .await

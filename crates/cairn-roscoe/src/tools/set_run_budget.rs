@@ -32,7 +32,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     };
     let actor = super::actor(call.access);
     server
-        .run_runs(params.scope(), move |runs, scope| async move {
+        .run_tree(params.scope(), move |runs, scope| async move {
             runs.set_budget(&scope, &params.run_id, params.budget.into(), &actor).await
         })
         .await

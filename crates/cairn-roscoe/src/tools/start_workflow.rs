@@ -47,7 +47,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     let source = source(params.source);
     let actor = super::actor(call.access);
     server
-        .run_runs(params.scope(), move |runs, scope| async move {
+        .run_tree(params.scope(), move |runs, scope| async move {
             let options = StartOptions {
                 client,
                 execution: params.execution.map(Into::into),

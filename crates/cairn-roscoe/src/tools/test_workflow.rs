@@ -4,7 +4,8 @@ use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
-use super::{RoscoeServer, SourceArg, object_tool, parse, source};
+use super::{DetailArg, RoscoeServer, SourceArg, object_tool, parse, reshaped, source};
+use crate::brief;
 use crate::runs::TestRequest;
 
 super::scoped_params! {
@@ -33,6 +34,9 @@ super::scoped_params! {
         /// Milliseconds (default 60000, at most 600000).
         #[serde(default, alias = "timeoutMs")]
         timeout_ms: Option<u64>,
+        /// `full`: every field (default `brief`).
+        #[serde(default)]
+        detail: Option<DetailArg>,
     }
 }
 
@@ -60,7 +64,11 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
         timeout_ms: params.timeout_ms,
     };
     let actor = super::actor(call.access);
-    server
+    let answer = server
         .run_runs(scope, move |runs, scope| async move { runs.test_workflow(&scope, request, &actor).await })
-        .await
+        .await;
+    match params.detail.unwrap_or_default() {
+        DetailArg::Brief => reshaped(answer, brief::test_result),
+        DetailArg::Full => answer,
+    }
 }

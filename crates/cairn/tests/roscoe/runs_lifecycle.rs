@@ -73,6 +73,16 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
     assert_eq!(invalid["code"], "invalid_response", "{invalid}");
     assert_eq!(invalid["status"], "paused");
     assert_eq!(pending(&invalid, "nodeId"), "judge");
+    // Brief answers: the note came once this session; the AdvanceResult's seed fields all stay.
+    assert!(invalid.get("urlNote").is_none(), "urlNote once per session: {invalid}");
+    for field in ["runId", "status", "url", "totalCostUsd", "meteredCostUsd", "subscriptionEquivCostUsd", "billingMode",
+        "inputTokens", "outputTokens"] {
+        assert!(invalid.get(field).is_some(), "{field}: {invalid}");
+    }
+    for field in ["runId", "nodeId", "nodeType", "prompt", "validTransitions"] {
+        assert!(invalid["pendingStep"].get(field).is_some(), "{field}: {invalid}");
+    }
+    assert!(invalid["pendingStep"].get("transitions").is_none(), "validTransitions say it: {invalid}");
     assert_eq!(invalid["pendingStep"]["attempt"], 1);
 
     let judged = client
@@ -119,8 +129,13 @@ async fn a_run_goes_from_scripts_to_a_judge_to_a_human_and_completes() {
     assert_eq!(nodes, [("check", "completed"), ("route", "completed"), ("judge", "completed"), ("ask", "completed")]);
     assert_eq!(history["nodes"][0]["output"]["stdout"], "o'brien");
     assert_eq!(history["nodes"][2]["attempts"], 2);
-    assert_eq!(history["run"]["context"]["nodes"]["judge"]["verdict"], "approve");
+    assert_eq!(history["nodes"][2]["output"]["verdict"], "approve");
     assert_eq!(history["run"]["childRunIds"], json!([]));
+    assert!(history["run"]["context"].get("nodes").is_none(), "brief: the outputs once, on the nodes: {history}");
+    assert!(history["nodes"][0].get("cost").is_none() && history["run"].get("budget").is_none(), "{history}");
+    let full = client.ok("get_run_history", json!({ "cwd": cwd, "run_id": run_id, "detail": "full" })).await;
+    assert_eq!(full["run"]["context"]["nodes"]["judge"]["verdict"], "approve");
+    assert!(full["nodes"][0]["cost"].is_object() && full["run"]["budget"].is_null(), "{full}");
 
     let list = client.ok("list_runs", json!({ "cwd": cwd })).await;
     assert_eq!(list[0]["id"], run_id.as_str());

@@ -90,7 +90,7 @@ async fn the_worked_example_runs_on_mocks_and_leaves_nothing_behind() {
     let client = server(&env).await;
     let cwd = s(&repo);
     let args = json!({ "cwd": cwd, "id": "fix-failing-tests", "input": { "branch": "feature/x" }, "mocks": mocks() });
-    let result = client.ok("test_workflow", args).await;
+    let result = client.ok("test_workflow", args.clone()).await;
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(result["finalStatus"], "completed");
     assert!(result["durationMs"].is_u64());
@@ -115,6 +115,12 @@ async fn the_worked_example_runs_on_mocks_and_leaves_nothing_behind() {
     assert_eq!(result["nodeTrace"][3]["output"]["decision"], "approve");
     assert_eq!(result["nodeTrace"][3]["children"].as_array().unwrap().len(), 3);
     assert_eq!(result["nodeTrace"][4]["input"]["prompt"], "Consensus: approve. Merge the branch?");
+    let brief = &result["nodeTrace"][0];
+    assert!(brief.get("cost").is_none() && brief.get("phase").is_none() && brief.get("error").is_some(), "{brief}");
+    let mut full = args.clone();
+    full["detail"] = json!("full");
+    let full = client.ok("test_workflow", full).await;
+    assert!(full["nodeTrace"][0]["cost"].is_object() && full["nodeTrace"][0]["phase"].is_null(), "{full}");
     assert_eq!(client.ok("list_runs", json!({ "cwd": cwd })).await, json!([]));
     assert_eq!(test_runs_left(&env).await, 0);
 
