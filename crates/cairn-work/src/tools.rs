@@ -121,7 +121,6 @@ macro_rules! account_params {
         #[serde(deny_unknown_fields)]
         $(#[$meta])*
         pub(crate) struct Params {
-            /// The account; empty is the caller's own.
             #[serde(default)]
             account_id: String,
             $($body)*

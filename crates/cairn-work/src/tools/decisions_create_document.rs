@@ -10,20 +10,19 @@ use crate::auth::Caller;
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
-    /// Markdown, up to 512 KiB. Pieces are rows of tables with a State (or Status) column and a PRs column.
+    /// Markdown, up to 512 KiB.
     #[serde(default)]
     body: String,
-    /// The space's id (decisions_list_spaces).
     space_id: String,
-    /// Its title, 1 to 200 characters.
+    /// 1 to 200 characters.
     title: String,
 }
 
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_create_document",
-        "Make a document. Make a Markdown document in a space: title and body. It starts at version 1. Pieces of \
-         work are rows of its tables with a State (or Status) column and a PRs column, which work_status checks.",
+        "Makes a Markdown document at version 1. Its pieces of work are table rows with a State (or Status) and a PRs \
+         column, which work_status checks.",
         false,
     )
     .with_title("Make a document")

@@ -8,10 +8,10 @@ use crate::auth::Caller;
 super::account_params! {
     /// `decisions_create_space` arguments.
     struct Params {
-        /// What the space is for; up to 2000 characters.
+        /// Up to 2000 characters.
         #[serde(default)]
         description: String,
-        /// Its name, 1 to 100 characters, unique in the account (ignoring case).
+        /// 1 to 100 characters, unique in the account (any case).
         name: String,
     }
 }
@@ -19,8 +19,7 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_create_space",
-        "Make a space. Make a space for documents and work items in an account: name and description. A name the \
-         account already has returns that space (created: false).",
+        "Makes a space for documents and work items; a name the account has returns that space (created: false).",
         true,
     )
     .with_title("Make a space")

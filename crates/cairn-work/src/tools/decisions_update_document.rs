@@ -10,16 +10,13 @@ use crate::auth::Caller;
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
-    /// The version you read (decisions_get_document); a document changed since is a conflict.
+    /// The version you read.
     base_version: i64,
-    /// The new Markdown body; empty leaves it, a single newline empties it.
+    /// Markdown; a single newline empties it.
     #[serde(default)]
     body: String,
-    /// The document's id (decisions_list_documents).
     document_id: String,
-    /// The space's id (decisions_list_spaces).
     space_id: String,
-    /// The new title; empty leaves it.
     #[serde(default)]
     title: String,
 }
@@ -27,9 +24,8 @@ pub(crate) struct Params {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_update_document",
-        "Update a document. Change a document's title or body; base_version is the version you read, and if the \
-         document changed since, the call is refused (conflict, with the current version) so nothing is overwritten. \
-         Every version is kept.",
+        "Changes a document's title or body from `base_version`; a document changed since is refused (conflict) and \
+         nothing is overwritten.",
         true,
     )
     .with_title("Update a document")

@@ -9,9 +9,8 @@ use crate::auth::Caller;
 super::account_params! {
     /// `work_claim` arguments.
     struct Params {
-        /// Who claims, as they name themselves ("claude-code coordinator").
+        /// Who claims ("claude-code coordinator").
         claimant: String,
-        /// The work item's id (work_list).
         item_id: String,
     }
 }
@@ -19,9 +18,8 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_claim",
-        "Claim work. Claim a work item before working on it, naming yourself as claimant (\"claude-code \
-         coordinator\"). Refused, naming who holds it, when someone else does: ask them to hand it off rather than \
-         working it too.",
+        "Claims a work item for `claimant` before working on it. Refused, naming the holder, when someone else holds \
+         it: ask them to hand it off.",
         true,
     )
     .with_title("Claim work")

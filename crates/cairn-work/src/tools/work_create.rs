@@ -11,26 +11,25 @@ use crate::auth::Caller;
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
-    /// The document's id (decisions_list_documents).
+    /// The document it implements.
     #[serde(default)]
     document_id: String,
-    /// Links (pull requests, runs, designs): absolute http(s) URLs, at most ten.
+    /// http(s) URLs (pull requests, runs, designs), at most ten.
     #[serde(default)]
     links: Vec<String>,
-    /// What the work is, in more words; up to 4000 characters.
+    /// Up to 4000 characters.
     #[serde(default)]
     notes: String,
-    /// The space's id (decisions_list_spaces).
     space_id: String,
-    /// A short title, 1 to 200 characters.
+    /// 1 to 200 characters.
     title: String,
 }
 
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_create",
-        "Make a work item. Make a work item in a space: title, notes and links, optionally the document it \
-         implements. It starts open; claim it to work on it.",
+        "Makes an open work item in a space (title, notes, links, the document it implements); claim it to work on \
+         it.",
         false,
     )
     .with_title("Make a work item")

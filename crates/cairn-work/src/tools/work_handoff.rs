@@ -9,11 +9,10 @@ use crate::auth::Caller;
 super::account_params! {
     /// `work_handoff` arguments.
     struct Params {
-        /// The work item's id (work_list).
         item_id: String,
-        /// What was done and what is left; 1 to 4000 characters.
+        /// What was done and what is left (up to 4000 characters).
         note: String,
-        /// Whom it is for; empty for anyone.
+        /// Whom it is for (default anyone).
         #[serde(default)]
         to: String,
     }
@@ -22,9 +21,8 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_handoff",
-        "Hand work off. Hand a work item off: what was done and what is left (note), and whom it is for (to; empty \
-         for anyone). It becomes open again with nobody holding it. Do this before a session ends with work \
-         unfinished.",
+        "Hands an item off with a `note` (done, left) to `to` (or anyone); it is open again, unheld. Do it before a \
+         session ends with work unfinished.",
         false,
     )
     .with_title("Hand work off")

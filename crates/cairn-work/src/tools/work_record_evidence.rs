@@ -10,18 +10,18 @@ use crate::service::EvidenceInput;
 super::account_params! {
     /// `work_record_evidence` arguments.
     struct Params {
-        /// RFC 3339: when it happened; empty is now.
+        /// RFC 3339 (default now).
         #[serde(default)]
         at: String,
-        /// The commit: the merge commit, or the commit a service runs.
+        /// The merge commit, or the commit the service runs.
         commit: String,
-        /// "merged" (a pull request merged) or "rolled" (a service runs a commit).
+        /// merged or rolled.
         kind: String,
-        /// The pull requests it is about, by number. For "merged" exactly one.
+        /// By number; exactly one for merged.
         pull_requests: Vec<i64>,
-        /// The repository, "owner/name".
+        /// "owner/name".
         repository: String,
-        /// For "rolled": the service.
+        /// For rolled.
         #[serde(default)]
         service: String,
     }
@@ -30,9 +30,8 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_record_evidence",
-        "Record evidence. Record evidence a document's status is checked against: kind \"merged\" (one pull request \
-         merged at a commit) or \"rolled\" (a service runs a commit that contains these pull requests), repository \
-         \"owner/name\", commit, and the service for a roll. CI and roll scripts post these.",
+        "Records evidence work_status checks documents against: `merged` (one pull request merged at a commit) or \
+         `rolled` (a service runs a commit with these pull requests). CI and roll scripts post these.",
         true,
     )
     .with_title("Record evidence")

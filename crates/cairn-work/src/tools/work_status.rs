@@ -10,22 +10,18 @@ use crate::auth::Caller;
 #[derive(Debug, Default, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct Params {
-    /// The document's id (decisions_list_documents).
     document_id: String,
-    /// The repository its pull requests are in; empty is the account's default.
+    /// Of its pull requests (default: the account's).
     #[serde(default)]
     repository: String,
-    /// The space's id (decisions_list_spaces).
     space_id: String,
 }
 
 pub(crate) fn tool() -> Tool {
     read_tool::<Params>(
         "work_status",
-        "Check what is really built. A document's pieces (the rows of its tables with a state column), each with the \
-         state it claims, the state its evidence shows (implemented, merged, partial, planned or unchecked) and a \
-         finding where they disagree, such as \"claims implemented; not merged: #742\". Use it before trusting what \
-         a document says is live.",
+        "Checks what is really built: each piece of a document (its tables' rows with a state column) with its \
+         claimed state, the state evidence shows and a finding where they disagree.",
     )
     .with_title("Check what is really built")
 }

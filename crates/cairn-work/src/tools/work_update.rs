@@ -10,15 +10,13 @@ use crate::auth::Caller;
 super::account_params! {
     /// `work_update` arguments.
     struct Params {
-        /// The work item's id (work_list).
         item_id: String,
-        /// Links to add; the item keeps at most ten.
+        /// Links to add (at most ten in all).
         #[serde(default)]
         links: Vec<String>,
-        /// New notes; empty leaves them.
         #[serde(default)]
         notes: String,
-        /// "in_progress", "blocked" or "done"; empty leaves it.
+        /// in_progress, blocked or done.
         #[serde(default)]
         state: String,
     }
@@ -27,8 +25,8 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_update",
-        "Update work. Change a work item's state (in_progress, blocked or done), its notes, or add links (pull \
-         requests, runs). Only its claimant or a person marks it done.",
+        "Changes an item's state (in_progress, blocked, done), notes or links. Only its claimant or a person marks it \
+         done.",
         true,
     )
     .with_title("Update work")

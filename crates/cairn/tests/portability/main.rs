@@ -9,6 +9,7 @@
 mod anthropic;
 #[path = "../common/claude_code.rs"]
 mod claude_code;
+mod context_budget;
 mod gemini;
 mod host_arguments;
 mod openai_strict;
