@@ -16,6 +16,7 @@ mod error;
 mod ids;
 mod item;
 mod page;
+mod preview;
 mod service;
 mod status;
 mod text;

@@ -1,5 +1,5 @@
-//! The MCP adapter: the seven work tools and the six decisions tools, one file each, and the server that lists and
-//! dispatches them for the caller of each request.
+//! The MCP adapter: the work tools (the seed's seven and work_get) and the six decisions tools, one file each, and the
+//! server that lists and dispatches them for the caller of each request.
 //!
 //! The caller is fixed for stdio ([`WorkServer::local`]); over HTTP ([`WorkServer::http`]) it is the [`Caller`] the
 //! auth middleware put into the request's extensions (rmcp hands the HTTP request parts to every call). `tools/list`
@@ -19,6 +19,7 @@ mod decisions_update_document;
 mod work_claim;
 mod work_create;
 mod work_handoff;
+mod work_get;
 mod work_list;
 mod work_record_evidence;
 mod work_status;
@@ -102,6 +103,7 @@ fn all_tools() -> Registry<WorkServer> {
         tool!(work_update, WORK_WRITE),
         tool!(work_handoff, WORK_WRITE),
         tool!(work_list, WORK_READ),
+        tool!(work_get, WORK_READ),
         tool!(work_record_evidence, WORK_WRITE),
         tool!(work_status, WORK_READ),
         tool!(decisions_list_spaces, WORK_READ),
@@ -212,14 +214,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn thirteen_tools_annotated_from_the_seed_badges() {
+    fn the_tools_are_annotated_from_the_seed_badges() {
         let registry = all_tools();
         for entry in registry.entries() {
             let read_only = entry.tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true);
             assert_eq!(entry.needs, if read_only { &WORK_READ[..] } else { &WORK_WRITE[..] }, "{}", entry.tool.name);
         }
         let tools: Vec<Tool> = registry.entries().iter().map(|e| e.tool.clone()).collect();
-        assert_eq!(tools.len(), 13);
+        assert_eq!(tools.len(), 14, "the seed's thirteen and work_get");
         let badge = |name: &str| {
             let tool = tools.iter().find(|t| t.name == name).unwrap();
             let a = tool.annotations.clone().unwrap();
@@ -231,6 +233,7 @@ mod tests {
         assert_eq!(badge("work_update"), (Some(false), Some(true), Some(false)));
         assert_eq!(badge("work_record_evidence"), (Some(false), Some(true), Some(false)));
         assert_eq!(badge("work_list"), (Some(true), None, Some(false)));
+        assert_eq!(badge("work_get"), (Some(true), None, Some(false)));
         assert_eq!(badge("work_status"), (Some(true), None, Some(false)));
         for tool in &tools {
             assert!(tool.output_schema.is_some(), "{}", tool.name);

@@ -1,10 +1,12 @@
 //! `work_list`: a space's (or the account's) work items, latest change first, with state / holder / document
-//! filters and signed page tokens.
+//! filters and signed page tokens; each item as a preview (`preview.rs`).
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::Value;
 
 use super::{WorkServer, parse, read_tool, reply};
 use crate::auth::Caller;
+use crate::preview;
 use crate::service::ListQuery;
 
 super::account_params! {
@@ -48,5 +50,12 @@ pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<Json
         page_size: p.page_size,
         page_token: p.page_token,
     };
-    reply(server.service.list_items(caller, &query).await)
+    let listed = server.service.list_items(caller, &query).await.map(|list| {
+        let mut listed = serde_json::to_value(list).expect("item lists serialize");
+        if let Some(Value::Array(items)) = listed.get_mut("items") {
+            items.iter_mut().for_each(preview::item);
+        }
+        listed
+    });
+    reply(listed)
 }

@@ -154,6 +154,7 @@ async fn the_work_tools_mark_their_mandatory_arguments_required() {
         ("work_update", json!(["item_id"])),
         ("work_handoff", json!(["item_id", "note"])),
         ("work_list", Value::Null),
+        ("work_get", json!(["item_id"])),
         ("work_record_evidence", json!(["commit", "kind", "pull_requests", "repository"])),
         ("work_status", json!(["document_id", "space_id"])),
         ("decisions_list_spaces", Value::Null),

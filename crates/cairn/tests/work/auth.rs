@@ -5,8 +5,14 @@ use serde_json::{Value, json};
 
 use crate::support::{ALL, Env, Via, item, space};
 
-const READ_TOOLS: [&str; 5] =
-    ["decisions_get_document", "decisions_list_documents", "decisions_list_spaces", "work_list", "work_status"];
+const READ_TOOLS: [&str; 6] = [
+    "decisions_get_document",
+    "decisions_list_documents",
+    "decisions_list_spaces",
+    "work_get",
+    "work_list",
+    "work_status",
+];
 const WRITE_TOOLS: [&str; 8] = [
     "decisions_create_document",
     "decisions_create_space",

@@ -16,6 +16,7 @@ mod evidence;
 mod flows;
 mod malformed;
 mod pagination;
+mod previews;
 #[path = "../common/raw_stdio.rs"]
 mod raw_stdio;
 #[path = "../common/stdio_faults.rs"]
