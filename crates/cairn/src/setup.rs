@@ -3,9 +3,10 @@
 //! Cursor — merged into what the file already holds. It prints what it changes; a second run changes nothing and
 //! says so; `--dry-run` prints without writing; a file that does not parse is refused and left as it is.
 //!
-//! The servers: deepwork (`deepwork serve --platform <host>`) and roscoe (`roscoe mcp`) over stdio, by the names
-//! `cargo install` puts on `PATH`; and, with `--url`, the work surface (the `/mcp` endpoint of a `cairn serve`) with
-//! the bearer token read from the environment variable `--token-env` names (never written into a file).
+//! The servers: deepwork (`deepwork serve --platform <host>`) and roscoe (`roscoe mcp`) over stdio, by the absolute
+//! path of the programs next to the running one (`servers.rs`; by name with `--command-name`), each checked to start;
+//! and, with `--url`, the work surface (the `/mcp` endpoint of a `cairn serve`) with the bearer token read from the
+//! environment variable `--token-env` names (never written into a file). It ends with what the user still has to do.
 
 mod claude;
 mod codex;
@@ -13,6 +14,7 @@ mod cursor;
 mod edit;
 mod gemini;
 mod json_settings;
+mod servers;
 mod toml_settings;
 
 use std::path::{Path, PathBuf};
@@ -57,6 +59,13 @@ pub struct SetupArgs {
     /// Cursor: the project whose `.cursor/mcp.json` to write (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Write the commands by name (`deepwork`, `roscoe`, found on the host's `PATH`) instead of the absolute paths of
+    /// the programs next to this one.
+    #[arg(long)]
+    pub command_name: bool,
+    /// The roscoe tool groups to offer (`roscoe mcp --tools`): runs, authoring, skills, docs or all, comma-separated.
+    #[arg(long, value_name = "GROUPS")]
+    pub roscoe_tools: Option<String>,
 }
 
 /// The work surface's endpoint and where its token comes from.
@@ -71,17 +80,75 @@ pub(crate) struct Work {
 /// Runs `setup`: plans the edit, prints it and (unless `--dry-run`) writes it.
 pub fn run(args: SetupArgs) -> anyhow::Result<()> {
     let work = work(&args)?;
-    let edit = match args.host {
-        Host::Claude => claude::plan(&home()?, &marketplace(args.marketplace.as_deref())?, work.as_ref())?,
-        Host::Codex => codex::plan(&home()?, work.as_ref())?,
-        Host::Gemini => gemini::plan(&home()?, work.as_ref())?,
-        Host::Cursor => cursor::plan(&project(args.project)?, work.as_ref())?,
+    if let Some(groups) = &args.roscoe_tools {
+        cairn_roscoe::ToolGroups::parse(groups).map_err(|e| anyhow::anyhow!("--roscoe-tools: {e}"))?;
+        let claude = args.host == Host::Claude;
+        anyhow::ensure!(!claude, "--roscoe-tools: Claude Code has tool search and starts the plugin's servers");
+    }
+    let programs = servers::Programs { by_name: args.command_name, roscoe_tools: args.roscoe_tools.clone() };
+    let (edit, servers) = match args.host {
+        Host::Claude => (claude::plan(&home()?, &marketplace(args.marketplace.as_deref())?, work.as_ref())?, None),
+        Host::Codex => {
+            let servers = programs.servers("codex", None)?;
+            (codex::plan(&home()?, &servers, work.as_ref())?, Some(servers))
+        }
+        Host::Gemini => {
+            let servers = programs.servers("gemini", Some("mcp_deepwork_"))?;
+            (gemini::plan(&home()?, &servers, work.as_ref())?, Some(servers))
+        }
+        Host::Cursor => {
+            let servers = programs.servers("cursor", None)?;
+            (cursor::plan(&project(args.project)?, &servers, work.as_ref())?, Some(servers))
+        }
     };
     print!("{}", edit.report(args.dry_run));
     if !args.dry_run {
         edit.write()?;
     }
+    if let Some(servers) = &servers {
+        servers.iter().for_each(|server| print!("{}", servers::check(server)));
+    }
+    print!("{}", still_to_do(args.host, work.as_ref()));
     Ok(())
+}
+
+/// What the user still has to do for `host` once its settings are written.
+fn still_to_do(host: Host, work: Option<&Work>) -> String {
+    let mut steps = Vec::new();
+    if let Some(work) = work {
+        steps.push(format!("export {} (a token from `cairn work token create`) where the host starts", work.token_env));
+    }
+    match host {
+        Host::Claude => steps.push("start a new Claude Code session: it installs the cairn plugin".to_owned()),
+        Host::Codex => steps.push(format!(
+            "start Codex where {} are set as you want them, if at all (it hands them on to the servers)",
+            servers::PASSED_THROUGH.join(" and ")
+        )),
+        Host::Gemini => {
+            steps.push(
+                "trust the project folder in Gemini CLI (it asks on first start, or ~/.gemini/trustedFolders.json): \
+                 it starts no MCP servers in a folder it does not trust"
+                    .to_owned(),
+            );
+            steps.push(
+                "Gemini CLI hides variables named like *KEY*, *TOKEN* or *SECRET* from the servers it starts: for \
+                 steps roscoe runs itself, name the key's file as providers.<name>.apiKeyFile in \
+                 $CAIRN_HOME/roscoe.yaml"
+                    .to_owned(),
+            );
+        }
+        Host::Cursor => steps.push("reload Cursor's MCP servers (Settings → MCP) or reopen the project".to_owned()),
+    }
+    let set: Vec<&str> = servers::PASSED_THROUGH.iter().copied().filter(|v| std::env::var_os(v).is_some()).collect();
+    if matches!(host, Host::Gemini | Host::Cursor) && !set.is_empty() {
+        let set = set.join(" and ");
+        steps.push(format!("start the host where {set} is set: its settings hand it on to the servers"));
+    }
+    let mut out = "Still to do:\n".to_owned();
+    for step in steps {
+        out.push_str(&format!("  - {step}\n"));
+    }
+    out
 }
 
 /// The work surface `--url` and `--token-env` ask for, checked.
@@ -157,22 +224,23 @@ fn marketplace(given: Option<&str>) -> anyhow::Result<Marketplace> {
     }
 }
 
-/// The stdio servers for `platform`: name, command and arguments.
-fn stdio_servers(platform: &str) -> [(&'static str, &'static str, Vec<&str>); 2] {
-    [("deepwork", "deepwork", vec!["serve", "--platform", platform]), ("roscoe", "roscoe", vec!["mcp"])]
-}
-
-/// The `mcpServers` object Gemini CLI and Cursor share: the stdio servers for `platform` and, when given, the work
-/// server as `(work, the key its URL goes under, the Authorization header)`. Keys of the other kind of server
-/// (a URL on a stdio server, a command on an HTTP one) are removed.
+/// The `mcpServers` object Gemini CLI and Cursor share: the stdio `servers`, each with an `env` entry per cairn
+/// variable set now written as `reference` makes it (the host's way of naming a variable of its own environment),
+/// and, when given, the work server as `(work, the key its URL goes under, the Authorization header)`. Keys of the
+/// other kind of server (a URL on a stdio server, a command on an HTTP one) are removed.
 fn json_mcp_servers(
     settings: &mut json_settings::JsonSettings,
-    platform: &str,
+    servers: &[servers::Server],
+    reference: fn(&str) -> String,
     work: Option<(&Work, &str, &str)>,
 ) -> anyhow::Result<()> {
-    for (name, command, args) in stdio_servers(platform) {
-        settings.set(&["mcpServers", name, "command"], serde_json::json!(command))?;
-        settings.set(&["mcpServers", name, "args"], serde_json::json!(args))?;
+    for server in servers {
+        let name = server.name;
+        settings.set(&["mcpServers", name, "command"], serde_json::json!(server.command))?;
+        settings.set(&["mcpServers", name, "args"], serde_json::json!(server.args))?;
+        for (variable, _) in servers::set_variables() {
+            settings.set(&["mcpServers", name, "env", variable], serde_json::json!(reference(variable)))?;
+        }
         for key in ["url", "httpUrl"] {
             settings.remove(&["mcpServers", name, key])?;
         }

@@ -12,8 +12,8 @@ pub struct Outcome {
     pub stderr: String,
 }
 
-/// Runs `<binary> setup <args>` in `cwd` with `HOME` at `home` (and no host-specific settings folders from the
-/// environment).
+/// Runs `<binary> setup <args>` in `cwd` with `HOME` at `home` (and neither host-specific settings folders nor cairn's
+/// own variables from the environment).
 pub fn setup(binary: &str, home: &Path, cwd: &Path, args: &[&str]) -> Outcome {
     setup_with(binary, home, cwd, args, &[])
 }
@@ -22,7 +22,10 @@ pub fn setup(binary: &str, home: &Path, cwd: &Path, args: &[&str]) -> Outcome {
 pub fn setup_with(binary: &str, home: &Path, cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Outcome {
     let program = Path::new(env!("CARGO_BIN_EXE_cairn")).with_file_name(binary);
     let mut command = Command::new(program);
-    command.arg("setup").args(args).current_dir(cwd).env("HOME", home).env_remove("CODEX_HOME").env_remove("CLAUDE_CONFIG_DIR");
+    command.arg("setup").args(args).current_dir(cwd).env("HOME", home);
+    for variable in ["CODEX_HOME", "CLAUDE_CONFIG_DIR", "CAIRN_HOME", "CAIRN_DATABASE_URL"] {
+        command.env_remove(variable);
+    }
     for (name, value) in env {
         command.env(name, value);
     }
