@@ -57,8 +57,9 @@ const MAX_COMMAND_OUTPUT: usize = 4000;
 /// Context given after a commit whose reviews have all passed.
 pub const ALL_PASSED: &str = "No re-review needed - all reviews passed for committed files";
 
-/// Context given after a commit that may need a review, naming how a review is started where the host has `names`.
-pub fn review_reminder(names: &HostNames) -> String {
+/// Context given after a commit that may need a review, naming how a review is started where the host has `names`
+/// (and, on Claude Code, the tool for asking the user).
+pub fn review_reminder(names: &HostNames, platform: HookPlatform) -> String {
     let how = match names.command("review") {
         Some(command) => format!("reviewed with `{command}`, and run it if they agree"),
         None => format!(
@@ -66,9 +67,13 @@ pub fn review_reminder(names: &HostNames) -> String {
             names.tool("get_review_instructions")
         ),
     };
+    let ask = match platform {
+        HookPlatform::Claude => "ask the user (with the AskUserQuestion tool where you have it)",
+        HookPlatform::Gemini => "ask the user",
+    };
     format!(
-        "You just made a commit. Unless you reviewed these changes recently, ask the user (with the AskUserQuestion \
-         tool where you have it) whether they want the committed changes {how}."
+        "You just made a commit. Unless you reviewed these changes recently, {ask} whether they want the committed \
+         changes {how}."
     )
 }
 
@@ -316,13 +321,13 @@ impl Deepwork {
             return None;
         }
         let Ok(files) = committed_files(root) else {
-            return Some(review_reminder(&self.config().names));
+            return Some(review_reminder(&self.config().names, platform));
         };
         let rules = self.project_rules(root).rules;
         let tasks = build_tasks(&rules, &files, root, platform.name(), true);
         let dir = instructions_dir(root);
         let all_passed = tasks.iter().all(|task| dir.join(format!("{}.passed", review_id(task, root))).exists());
-        Some(if all_passed { ALL_PASSED.to_owned() } else { review_reminder(&self.config().names) })
+        Some(if all_passed { ALL_PASSED.to_owned() } else { review_reminder(&self.config().names, platform) })
     }
 }
 
@@ -699,7 +704,8 @@ verification_bash_command:
         let (deepwork, _dir, root) = setup();
         let commit = || event(&root, "Bash", json!({"command": "git add -A && git commit -m work"}));
         // Not a repository: the reminder.
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
+        let reminder = review_reminder(&HostNames::default(), HookPlatform::Claude);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), reminder);
 
         write(&root, ".gitignore", ".git-home/\n.deepwork/tmp/\n");
         write(
@@ -727,7 +733,8 @@ everything:
         git(&root, &["add", "-A"]);
         git(&root, &["commit", "-q", "-m", "first"]);
         assert_eq!(committed_files(&root).unwrap(), [".deepreview", ".gitignore", "a.md", "b.txt"]);
-        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), review_reminder(&HostNames::default()));
+        let reminder = review_reminder(&HostNames::default(), HookPlatform::Claude);
+        assert_eq!(context(&run(&deepwork, Hook::PostCommitReminder, &commit())), reminder);
 
         // The catch-all rule is not waited for; the md review of a.md is.
         let rules = deepwork.project_rules(&root).rules;

@@ -23,6 +23,7 @@ pub mod hooks;
 pub mod host_names;
 pub mod ids;
 pub mod job;
+mod platform_text;
 mod project_files;
 mod process;
 pub mod review;

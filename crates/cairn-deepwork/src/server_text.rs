@@ -6,22 +6,29 @@ use std::sync::Arc;
 use crate::discovery::LoadError;
 use crate::host_names::HostNames;
 use crate::job::JobDefinition;
+use crate::platform_text;
 
 /// Longest workflow list put into the instructions before falling back to a pointer at `get_workflows`.
 const MAX_INSTRUCTIONS_CHARS: usize = 2048;
 
-const ABOUT: &str = "# DeepWork Workflow Server
+/// The instructions' first line, which hosts show as the server's summary.
+const SUMMARY: &str =
+    "DeepWork runs this project's multi-step workflows one step at a time, each behind a quality gate.";
 
-Multi-step jobs, run one step at a time behind quality gates.
+/// How the server is used, for `platform` (where the session id comes from differs).
+fn about(platform: &str) -> String {
+    format!(
+        "## Using DeepWork
 
-**Session id**: pass `CLAUDE_CODE_SESSION_ID` from your context as `session_id` (`CLAUDE_CODE_AGENT_ID` as \
-`agent_id` in a sub-agent). Without one, omit it in `start_workflow` and pass the `begin_step.session_id` it returns \
-to every later call.
+**Session id**: {}
 
 **Steps**: `start_workflow` returns the first step; do it, then call `finished_step` with its outputs \
 (project-relative paths, or strings). `needs_work`: run the listed review tasks, fix, call again; `next_step`: go on; \
 `workflow_complete`: done. Starting a workflow while one is active nests it; `abort_workflow` cancels, `go_to_step` \
-goes back.";
+goes back.",
+        platform_text::session_id_hint(platform)
+    )
+}
 
 /// The suggestion shown under a job that fails to load.
 fn suggestion(error: &LoadError, names: &HostNames) -> String {
@@ -57,17 +64,24 @@ pub(crate) fn issue_detected(errors: &[LoadError], names: &HostNames) -> Option<
     })
 }
 
-/// The server `instructions`: problems first, else the available workflows (or a pointer to `get_workflows` when
-/// that list would be long), then how the server is used.
-pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadError], names: &HostNames) -> String {
+/// The server `instructions` for `platform`: a one-line summary, then problems, else the available workflows (or a
+/// pointer to `get_workflows` when that list would be long), then how the server is used.
+pub(crate) fn server_instructions(
+    jobs: &[Arc<JobDefinition>],
+    errors: &[LoadError],
+    names: &HostNames,
+    platform: &str,
+) -> String {
+    let about = about(platform);
     if !errors.is_empty() {
         return format!(
-            "## **IMPORTANT: ISSUE DETECTED**\n\nSuggest repairing this immediately to the user.\n\n{}\n\n{ABOUT}",
+            "{SUMMARY}\n\n## **IMPORTANT: ISSUE DETECTED**\n\nSuggest repairing this immediately to the user.\n\n{}\n\n\
+             {about}",
             format_issues(errors, names)
         );
     }
     if jobs.is_empty() {
-        return ABOUT.to_owned();
+        return format!("{SUMMARY}\n\n{about}");
     }
     let lines: Vec<String> = jobs
         .iter()
@@ -81,16 +95,16 @@ pub(crate) fn server_instructions(jobs: &[Arc<JobDefinition>], errors: &[LoadErr
         None => format!("call `{}`", names.tool("start_workflow")),
     };
     let full = format!(
-        "## Available Workflows\n\nThis project uses DeepWork. If the user wants to do something matching these, \
-         {start} to start the workflow.\n\n{}\n\n{ABOUT}",
+        "{SUMMARY}\n\n## Available Workflows\n\nIf the user wants to do something matching these, {start} to start \
+         the workflow.\n\n{}\n\n{about}",
         lines.join("\n")
     );
     if full.chars().count() <= MAX_INSTRUCTIONS_CHARS {
         return full;
     }
     format!(
-        "## Available Workflows\n\nThis project has DeepWork workflows installed. Call `get_workflows` to see all \
-         available workflows and use them for anything the user requests that seem related.\n\n{ABOUT}"
+        "{SUMMARY}\n\n## Available Workflows\n\nCall `get_workflows` to see all available workflows and use them for \
+         anything the user requests that seems related.\n\n{about}"
     )
 }
 
@@ -129,15 +143,15 @@ mod tests {
         let mut jobs: Vec<_> = (0..5).map(|i| project_job(&format!("project_job_{i}"), 100)).collect();
         jobs.extend(standard_jobs());
         for names in [HostNames::default(), HostNames::new(Some("cairn"), None)] {
-            let text = server_instructions(&jobs, &[], &names);
+            let text = server_instructions(&jobs, &[], &names, "claude");
             assert!(text.chars().count() <= MAX_INSTRUCTIONS_CHARS, "{}", text.len());
             assert!(text.contains("- **project_job_4** (build, check): sss"), "{text}");
             assert!(text.contains("- **deepwork_jobs** (new_job, repair, learn, shared_jobs): "), "{text}");
         }
         // A long list gives way to a pointer at get_workflows.
         let many: Vec<_> = (0..20).map(|i| project_job(&format!("job_{i}"), 100)).collect();
-        let text = server_instructions(&many, &[], &HostNames::default());
+        let text = server_instructions(&many, &[], &HostNames::default(), "claude");
         assert!(text.contains("Call `get_workflows` to see all available workflows") && !text.contains("- **job_0**"));
-        assert!(text.ends_with(ABOUT));
+        assert!(text.starts_with(&format!("{SUMMARY}\n\n")) && text.ends_with(&about("claude")));
     }
 }

@@ -199,7 +199,7 @@ impl Deepwork {
     /// The server instructions for a client working in `root`.
     pub fn server_instructions(&self, root: &Path) -> String {
         let (jobs, errors) = self.load_jobs(root);
-        server_text::server_instructions(&jobs, &errors, &self.config.names)
+        server_text::server_instructions(&jobs, &errors, &self.config.names, &self.config.platform)
     }
 
     /// Lists jobs and workflows, and refreshes the job manifest status file; also the `issue_detected` text when some

@@ -34,6 +34,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::arguments;
+use crate::platform_text;
 use crate::service::{Deepwork, Error};
 
 /// Where each call's project root comes from.
@@ -53,15 +54,22 @@ const READ: &[Scope] = &[Scope::DeepworkRead];
 /// What a tool that changes session state or writes review files needs.
 const WRITE: &[Scope] = &[Scope::DeepworkWrite];
 
-/// A [`ToolEntry`] for the tool module `$tool` needing `$needs`.
+/// A [`ToolEntry`] for the tool module `$tool` needing `$needs`, worded for `$platform`.
 macro_rules! tool {
-    ($tool:ident, $needs:expr) => {
+    ($tool:ident, $needs:expr, $platform:expr) => {
         ToolEntry {
-            tool: $tool::tool(),
+            tool: for_host($tool::tool(), $platform),
             needs: $needs,
             call: |server, call| Box::pin($tool::call(server, call.args, call.context)),
         }
     };
+}
+
+/// `tool` as `platform` should read it (Claude Code's wording replaced for other hosts).
+fn for_host(tool: Tool, platform: &str) -> Tool {
+    let mut value = serde_json::to_value(&tool).expect("tools serialize");
+    platform_text::reword_for(platform, &mut value);
+    serde_json::from_value(value).expect("a reworded tool is still a tool")
 }
 
 /// The deepwork MCP server: the tool list and dispatch over a [`Deepwork`] service.
@@ -82,18 +90,19 @@ impl DeepworkServer {
         };
         service.prepare_project(&startup_root);
         let instructions = service.server_instructions(&startup_root).into();
+        let platform = service.config().platform.as_str();
         let registry = Arc::new(Registry::new(vec![
-            tool!(get_workflows, READ),
-            tool!(start_workflow, WRITE),
-            tool!(finished_step, WRITE),
-            tool!(abort_workflow, WRITE),
-            tool!(go_to_step, WRITE),
-            tool!(register_session_job, WRITE),
-            tool!(get_session_job, READ),
-            tool!(get_named_schemas, READ),
-            tool!(get_review_instructions, WRITE),
-            tool!(get_configured_reviews, READ),
-            tool!(mark_review_as_passed, WRITE),
+            tool!(get_workflows, READ, platform),
+            tool!(start_workflow, WRITE, platform),
+            tool!(finished_step, WRITE, platform),
+            tool!(abort_workflow, WRITE, platform),
+            tool!(go_to_step, WRITE, platform),
+            tool!(register_session_job, WRITE, platform),
+            tool!(get_session_job, READ, platform),
+            tool!(get_named_schemas, READ, platform),
+            tool!(get_review_instructions, WRITE, platform),
+            tool!(get_configured_reviews, READ, platform),
+            tool!(mark_review_as_passed, WRITE, platform),
         ]));
         DeepworkServer { service, roots, instructions, registry }
     }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::platform_text;
 use crate::session::WorkflowSession;
 use crate::session_store::{SessionStore, read_stack};
 
@@ -54,9 +55,8 @@ impl Deepwork {
         let more = seen.len() - listed.len();
         let more = if more > 0 { format!("; and {more} older") } else { String::new() };
         format!(
-            "session_id is required. Pass the session_id that start_workflow returned (begin_step.session_id), or \
-             CLAUDE_CODE_SESSION_ID when your context has it. Sessions with an active workflow in this project, \
-             newest first: {}{more}.",
+            "session_id is required. {} Sessions with an active workflow in this project, newest first: {}{more}.",
+            platform_text::session_id_source(&self.config.platform),
             listed.join("; ")
         )
     }

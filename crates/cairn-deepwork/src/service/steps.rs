@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::gate::{self, GateInput};
 use crate::ids::check_path_id;
+use crate::platform_text;
 use crate::session::WorkflowSession;
 use crate::session_store::{SessionLock, SessionStore};
 use crate::step_info::{ActiveStepInfo, active_step_info, resolve_inputs};
@@ -108,9 +109,6 @@ pub struct WentToStep {
     pub stack: Vec<StackEntry>,
 }
 
-const IMPORTANT_NOTE: &str = "IMPORTANT: If, given the info on the workflow you now have, the user's request seems \
-    ambiguous and can be interpreted several ways, you MUST use AskUserQuestion to clarify their intent if that tool is \
-    available.";
 const NO_SESSION_TO_FINISH: &str = "No active workflow session. Provide the session_id from the start_workflow \
     response (begin_step.session_id). If you want to resume a workflow, just start it again and call finished_step \
     with quality_review_override_reason until you get back to your prior step.";
@@ -160,7 +158,7 @@ impl Deepwork {
         self.write_session_status(root, &store, &session_id);
 
         Ok(WorkflowStarted {
-            important_note: IMPORTANT_NOTE.to_owned(),
+            important_note: platform_text::important_note(&self.config.platform).to_owned(),
             begin_step: active_step_info(&session_id, root, &job, workflow, first, &inputs),
             stack: stacks.entries(),
         })

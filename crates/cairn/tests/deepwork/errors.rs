@@ -163,7 +163,10 @@ async fn broken_jobs_are_reported(transport: Transport) {
     let err = client.fail("start_workflow", start("deepplan", "create_deep_plan", "s1")).await;
     assert!(err.starts_with("Error calling tool 'start_workflow': Failed to parse job 'deepplan': "), "{err}");
     let info = client.service.peer_info().unwrap();
-    assert!(info.instructions.as_deref().unwrap().starts_with("## **IMPORTANT: ISSUE DETECTED**"));
+    let instructions = info.instructions.as_deref().unwrap();
+    let (summary, rest) = instructions.split_once("\n\n").unwrap();
+    assert!(!summary.contains('\n') && summary.starts_with("DeepWork runs"), "{instructions}");
+    assert!(rest.starts_with("## **IMPORTANT: ISSUE DETECTED**"), "{instructions}");
 
     // Fixing the file is picked up on the next call.
     std::fs::remove_dir_all(project.dir.path().join(".deepwork/jobs/broken")).unwrap();

@@ -85,3 +85,42 @@ async fn told_prefix(project: &Project) -> String {
     let research = listed["jobs"].as_array().unwrap().iter().find(|j| j["name"] == "research").unwrap().clone();
     research["workflows"][0]["how_to_invoke"].as_str().unwrap().to_owned()
 }
+
+/// Everything a model reads of a server started with `args` before and at its first step: the instructions, the
+/// tool definitions, `start_workflow`'s answer and the error for a missing session id.
+async fn everything_read(project: &Project, args: &[&str]) -> (String, String) {
+    let client = project.connect_at(project.dir.path(), args).await;
+    let instructions = client.service.peer_info().unwrap().instructions.clone().unwrap();
+    let tools = serde_json::to_string(&client.service.list_all_tools().await.unwrap()).unwrap();
+    let started = client.ok("start_workflow", json!({"goal": "g", "job_name": "research", "workflow_name": "full",
+        "session_id": "s-1"})).await;
+    let missing = client.soft_error("finished_step", json!({"outputs": {}})).await;
+    client.close().await;
+    (instructions.clone(), format!("{instructions}\n{tools}\n{started}\n{missing}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_other_than_claude_code_read_no_claude_code_names_and_every_host_a_one_line_summary_first() {
+    let project = project();
+    for platform in ["gemini", "codex", "cursor", "other"] {
+        let (instructions, read) = everything_read(&project, &["--platform", platform]).await;
+        for claude_only in ["CLAUDE_CODE", "AskUserQuestion"] {
+            assert!(!read.contains(claude_only), "{platform} reads {claude_only}:\n{read}");
+        }
+        assert!(read.contains("begin_step.session_id"), "{platform}: where the session id comes from is said");
+        assert!(read.contains("ask the user which they mean"), "{platform}: {read}");
+        let first = instructions.lines().next().unwrap();
+        assert!(first.starts_with("DeepWork runs") && first.ends_with('.') && !first.starts_with('#'), "{first}");
+    }
+    let (instructions, read) = everything_read(&project, &[]).await;
+    assert!(instructions.starts_with("DeepWork runs"), "{instructions}");
+    let keeps = read.contains("CLAUDE_CODE_SESSION_ID") && read.contains("you MUST use AskUserQuestion");
+    assert!(keeps, "Claude Code keeps them");
+
+    let flags = ["--platform", "gemini", "--tool-prefix", "mcp_deepwork_"];
+    let gemini = project.connect_at(project.dir.path(), &flags).await;
+    let instructions = gemini.service.peer_info().unwrap().instructions.clone().unwrap();
+    gemini.close().await;
+    let named = instructions.contains("call `mcp_deepwork_start_workflow`");
+    assert!(named, "the tools as Gemini names them: {instructions}");
+}
