@@ -2,7 +2,7 @@
 //! session id as `CLAUDE_CODE_SESSION_ID` (put into its context by the plugin's SessionStart hook) and may ask the
 //! user with `AskUserQuestion`; other hosts have neither, so their texts say to keep the `session_id`
 //! `start_workflow` returns, and to ask the user in the conversation. Tool definitions are written for Claude Code
-//! and turned into the other hosts' wording here ([`reword_for`]), so that one definition stays the source.
+//! and turned into the other hosts' wording here ([`reword`]), so that one definition stays the source.
 
 use serde_json::Value;
 
@@ -53,15 +53,13 @@ pub(crate) fn session_id_source(platform: &str) -> &'static str {
     }
 }
 
-/// Replaces Claude Code's wording in a tool definition (as JSON) with what `platform` should read; nothing changes
-/// for Claude Code.
-pub(crate) fn reword_for(platform: &str, value: &mut Value) {
-    if platform != CLAUDE {
-        reword(value);
-    }
+/// Whether `platform` reads the tool definitions reworded ([`reword`]): every host but Claude Code.
+pub(crate) fn rewords_tools(platform: &str) -> bool {
+    platform != CLAUDE
 }
 
-fn reword(value: &mut Value) {
+/// Replaces Claude Code's wording in a tool definition (as JSON) with what other hosts read.
+pub(crate) fn reword(value: &mut Value) {
     match value {
         Value::String(text) => {
             for (claude, other) in CLAUDE_WORDING {

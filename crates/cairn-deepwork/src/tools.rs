@@ -67,8 +67,11 @@ macro_rules! tool {
 
 /// `tool` as `platform` should read it (Claude Code's wording replaced for other hosts).
 fn for_host(tool: Tool, platform: &str) -> Tool {
+    if !platform_text::rewords_tools(platform) {
+        return tool;
+    }
     let mut value = serde_json::to_value(&tool).expect("tools serialize");
-    platform_text::reword_for(platform, &mut value);
+    platform_text::reword(&mut value);
     serde_json::from_value(value).expect("a reworded tool is still a tool")
 }
 
