@@ -46,7 +46,6 @@ async fn codex_set_up_by_cairn_setup_runs_a_job_a_handback_run_and_claims_a_work
         .env("HOME", &scenario.home)
         .env("CODEX_HOME", &codex_home)
         .env("STANDIN_KEY", "stand-in-key")
-        .env("CAIRN_HOME", &scenario.cairn_home)
         .env("CAIRN_TOKEN", &scenario.token)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
@@ -59,5 +58,8 @@ async fn codex_set_up_by_cairn_setup_runs_a_job_a_handback_run_and_claims_a_work
     let calls = transcript.lines().filter(|line| line.contains(r#""type":"item.completed""#) && line.contains("mcp_tool_call"));
     assert_eq!(calls.count(), 7, "every call reached its server:\n{transcript}");
     assert!(transcript.contains("All done."), "{transcript}");
+    let first = model.requests().iter().find(|r| r["tools"].is_array()).unwrap().to_string();
+    assert!(!first.contains("AskUserQuestion") && !first.contains("CLAUDE_CODE_"), "no Claude Code names reach Codex");
+    assert!(first.contains(r#""name":"mcp__work""#), "Codex offers the work tools: {first}");
     scenario.check(&transcript).await;
 }

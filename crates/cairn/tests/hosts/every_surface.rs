@@ -60,7 +60,7 @@ pub struct Scenario {
     pub home: PathBuf,
     /// The project the host runs in (a deepwork job, a roscoe workflow).
     pub project: PathBuf,
-    /// The `CAIRN_HOME` the host hands its stdio servers.
+    /// Where the host's stdio servers keep cairn's state: the default `~/.cairn`, as for a user who sets nothing.
     pub cairn_home: PathBuf,
     /// The running `cairn serve` whose `/mcp` serves the work tools.
     pub served: Served,
@@ -100,7 +100,7 @@ impl Scenario {
         let item = json!({"space_id": space["space"]["id"], "title": format!("Wire cairn into {host}")});
         let item: Value = post_json(&client, served.url("/api/work/items"), &token, &item).await;
         let item_id = item["id"].as_str().unwrap().to_owned();
-        let cairn_home = home.join("cairn");
+        let cairn_home = home.join(".cairn");
         Scenario { _tmp: tmp, home, project, cairn_home, served, token, item_id, host, _database: database }
     }
 

@@ -19,6 +19,9 @@ mod codex;
 mod database;
 mod deepwork_job;
 mod every_surface;
+mod gemini;
+#[path = "../common/gemini.rs"]
+mod gemini_api;
 #[path = "../common/host_script.rs"]
 mod host_script;
 #[path = "../common/responses.rs"]
