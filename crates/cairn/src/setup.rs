@@ -56,9 +56,14 @@ pub struct SetupArgs {
     /// current directory, when it is a cairn checkout).
     #[arg(long, value_name = "DIR|OWNER/REPO")]
     pub marketplace: Option<String>,
-    /// Cursor: the project whose `.cursor/mcp.json` to write (default: the current directory).
+    /// Cursor: the project whose `.cursor/mcp.json` to write; Gemini CLI with `--trust`: the folder to trust (default:
+    /// the current directory).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
+    /// Gemini CLI: also trust the project folder in `~/.gemini/trustedFolders.json` (Gemini CLI starts no MCP servers
+    /// in a folder it does not trust).
+    #[arg(long)]
+    pub trust: bool,
     /// Write the commands by name (`deepwork`, `roscoe`, found on the host's `PATH`) instead of the absolute paths of
     /// the programs next to this one.
     #[arg(long)]
@@ -85,35 +90,40 @@ pub fn run(args: SetupArgs) -> anyhow::Result<()> {
         let claude = args.host == Host::Claude;
         anyhow::ensure!(!claude, "--roscoe-tools: Claude Code has tool search and starts the plugin's servers");
     }
+    anyhow::ensure!(!args.trust || args.host == Host::Gemini, "--trust is for Gemini CLI's trusted folders");
     let programs = servers::Programs { by_name: args.command_name, roscoe_tools: args.roscoe_tools.clone() };
-    let (edit, servers) = match args.host {
-        Host::Claude => (claude::plan(&home()?, &marketplace(args.marketplace.as_deref())?, work.as_ref())?, None),
+    let (edits, servers) = match args.host {
+        Host::Claude => (vec![claude::plan(&home()?, &marketplace(args.marketplace.as_deref())?, work.as_ref())?], None),
         Host::Codex => {
             let servers = programs.servers("codex", None)?;
-            (codex::plan(&home()?, &servers, work.as_ref())?, Some(servers))
+            (vec![codex::plan(&home()?, &servers, work.as_ref())?], Some(servers))
         }
         Host::Gemini => {
             let servers = programs.servers("gemini", Some("mcp_deepwork_"))?;
-            (gemini::plan(&home()?, &servers, work.as_ref())?, Some(servers))
+            let mut edits = vec![gemini::plan(&home()?, &servers, work.as_ref())?];
+            if args.trust {
+                edits.push(gemini::trust(&home()?, &project(args.project)?)?);
+            }
+            (edits, Some(servers))
         }
         Host::Cursor => {
             let servers = programs.servers("cursor", None)?;
-            (cursor::plan(&project(args.project)?, &servers, work.as_ref())?, Some(servers))
+            (vec![cursor::plan(&project(args.project)?, &servers, work.as_ref())?], Some(servers))
         }
     };
-    print!("{}", edit.report(args.dry_run));
+    edits.iter().for_each(|edit| print!("{}", edit.report(args.dry_run)));
     if !args.dry_run {
-        edit.write()?;
+        edits.iter().try_for_each(Edit::write)?;
     }
     if let Some(servers) = &servers {
         servers.iter().for_each(|server| print!("{}", servers::check(server)));
     }
-    print!("{}", still_to_do(args.host, work.as_ref()));
+    print!("{}", still_to_do(args.host, work.as_ref(), args.trust));
     Ok(())
 }
 
 /// What the user still has to do for `host` once its settings are written.
-fn still_to_do(host: Host, work: Option<&Work>) -> String {
+fn still_to_do(host: Host, work: Option<&Work>, trusted: bool) -> String {
     let mut steps = Vec::new();
     if let Some(work) = work {
         steps.push(format!("export {} (a token from `cairn work token create`) where the host starts", work.token_env));
@@ -125,11 +135,13 @@ fn still_to_do(host: Host, work: Option<&Work>) -> String {
             servers::PASSED_THROUGH.join(" and ")
         )),
         Host::Gemini => {
-            steps.push(
-                "trust the project folder in Gemini CLI (it asks on first start, or ~/.gemini/trustedFolders.json): \
-                 it starts no MCP servers in a folder it does not trust"
-                    .to_owned(),
-            );
+            if !trusted {
+                steps.push(
+                    "trust the project folder: `cairn setup gemini --trust` in it, or answer Gemini CLI's question on \
+                     first start (it starts no MCP servers in a folder it does not trust)"
+                        .to_owned(),
+                );
+            }
             steps.push(
                 "Gemini CLI hides variables named like *KEY*, *TOKEN* or *SECRET* from the servers it starts: for \
                  steps roscoe runs itself, name the key's file as providers.<name>.apiKeyFile in \
@@ -172,7 +184,7 @@ fn home() -> anyhow::Result<PathBuf> {
     std::env::home_dir().filter(|h| h.is_absolute()).context("no home directory: set HOME to the folder that holds the host's settings")
 }
 
-/// The Cursor project: `--project`, else the current directory.
+/// The project (Cursor's, or the folder Gemini CLI is to trust): `--project`, else the current directory.
 fn project(project: Option<PathBuf>) -> anyhow::Result<PathBuf> {
     let dir = match project {
         Some(dir) => dir,

@@ -32,7 +32,7 @@ async fn codex_set_up_by_cairn_setup_runs_a_job_a_handback_run_and_claims_a_work
         model.base
     );
     std::fs::write(codex_home.join("config.toml"), provider).unwrap();
-    let printed = scenario.setup(&[("CODEX_HOME", &codex_home)]);
+    let printed = scenario.setup(&[], &[("CODEX_HOME", &codex_home)]);
     assert!(printed.contains("ok: ") && !printed.contains("warning"), "{printed}");
 
     let mut command = tokio::process::Command::new(&codex);

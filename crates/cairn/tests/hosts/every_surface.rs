@@ -104,10 +104,11 @@ impl Scenario {
         Scenario { _tmp: tmp, home, project, cairn_home, served, token, item_id, host, _database: database }
     }
 
-    /// `cairn setup <host> --url <the server>` with the host's environment, as a user runs it; its output.
-    pub fn setup(&self, env: &[(&str, &Path)]) -> String {
+    /// `cairn setup <host> --url <the server>` and `args` in the project, with the host's environment, as a user
+    /// runs it; its output.
+    pub fn setup(&self, args: &[&str], env: &[(&str, &Path)]) -> String {
         let mut setup = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-        setup.current_dir(&self.project).args(["setup", self.host, "--url", &self.served.base]);
+        setup.current_dir(&self.project).args(["setup", self.host, "--url", &self.served.base]).args(args);
         setup.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).env("HOME", &self.home);
         for (name, value) in env {
             setup.env(name, value);

@@ -1,6 +1,6 @@
 //! The real Gemini CLI (`@google/gemini-cli`, installed by `.ci/gemini-cli.sh` under `target/gemini-cli`), set up only
-//! by `cairn setup gemini` plus the two things a Gemini user has anyway (an API-key sign-in and the project folder
-//! trusted), runs the every-surface scenario with `gemini -p` against a Generative Language API stand-in; a developer
+//! by `cairn setup gemini --trust` (its servers, the project folder trusted) in settings signed in with an API key,
+//! runs the every-surface scenario with `gemini -p` against a Generative Language API stand-in; a developer
 //! machine without it skips with a note, CI (`CI=true`) fails.
 
 use std::path::{Path, PathBuf};
@@ -26,8 +26,8 @@ async fn gemini_cli_set_up_by_cairn_setup_runs_a_job_a_handback_run_and_claims_a
     let Some(gemini) = gemini() else { return };
     let scenario = Scenario::new("gemini").await;
     let model = GeminiStandIn::start(scenario.script()).await;
-    // The user's own Gemini CLI settings (signed in with an API key, nothing sent home), and the project trusted as
-    // the CLI asks on first start; `cairn setup gemini` adds its servers to them.
+    // The user's own Gemini CLI settings (signed in with an API key, nothing sent home); `cairn setup gemini` adds its
+    // servers to them and, with `--trust`, trusts the project.
     let settings_dir = scenario.home.join(".gemini");
     std::fs::create_dir_all(&settings_dir).unwrap();
     let own = json!({
@@ -36,10 +36,8 @@ async fn gemini_cli_set_up_by_cairn_setup_runs_a_job_a_handback_run_and_claims_a
         "privacy": {"usageStatisticsEnabled": false},
     });
     std::fs::write(settings_dir.join("settings.json"), own.to_string()).unwrap();
-    let trusted = json!({ scenario.project.display().to_string(): "TRUST_FOLDER" });
-    std::fs::write(settings_dir.join("trustedFolders.json"), trusted.to_string()).unwrap();
-    let printed = scenario.setup(&[]);
-    assert!(printed.contains("ok: ") && !printed.contains("warning"), "{printed}");
+    let printed = scenario.setup(&["--trust"], &[]);
+    assert!(printed.contains("ok: ") && !printed.contains("warning") && !printed.contains("trust the project"), "{printed}");
     let settings: Value = serde_json::from_str(&std::fs::read_to_string(settings_dir.join("settings.json")).unwrap()).unwrap();
     assert_eq!(settings["security"]["auth"]["selectedType"], "gemini-api-key", "the user's settings are kept: {settings}");
 

@@ -1,6 +1,7 @@
 //! `cairn setup gemini` (`~/.gemini/settings.json`) and `cairn setup cursor` (the project's `.cursor/mcp.json`): the
 //! `mcpServers` entries merged into the user's JSON with their other settings kept, the work server's token named,
-//! never written; a second run changes nothing; `--dry-run` writes nothing; broken files are refused untouched.
+//! never written; `--trust` adds the project to Gemini CLI's trusted folders; a second run changes nothing;
+//! `--dry-run` writes nothing; broken files are refused untouched.
 
 use serde_json::{Value, json};
 
@@ -118,4 +119,24 @@ fn gemini_and_cursor_get_absolute_paths_the_variables_set_now_and_what_is_left_t
     assert_eq!(settings["mcpServers"]["roscoe"], json!({"command": bin.join("roscoe"), "args": ["mcp"],
         "env": {"CAIRN_DATABASE_URL": "${env:CAIRN_DATABASE_URL}"}}));
     assert!(!read(&project.join(".cursor/mcp.json")).contains("postgres://"), "a database URL may hold a password");
+}
+
+#[test]
+fn gemini_trust_adds_the_project_to_the_trusted_folders_kept_as_they_are_and_only_for_gemini() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let folders = home.path().join(".gemini/trustedFolders.json");
+    write(&folders, r#"{"/srv/other": "TRUST_PARENT"}"#);
+    let printed = cairn_setup(home.path(), &project, &["gemini", "--command-name", "--trust"]);
+    let project = project.canonicalize().unwrap().display().to_string();
+    assert!(printed.contains(&format!("  + {project} = \"TRUST_FOLDER\"")), "{printed}");
+    assert!(!printed.contains("trust the project folder"), "nothing left to trust: {printed}");
+    let trusted: Value = serde_json::from_str(&read(&folders)).unwrap();
+    assert_eq!(trusted, json!({"/srv/other": "TRUST_PARENT", project.as_str(): "TRUST_FOLDER"}));
+    let again = cairn_setup(home.path(), home.path(), &["gemini", "--command-name", "--trust", "--project", &project]);
+    assert!(again.contains(&format!("{}: already set up; nothing to change.", folders.display())), "{again}");
+
+    let codex = setup("cairn", home.path(), home.path(), &["codex", "--trust"]);
+    assert!(!codex.success && codex.stderr.contains("--trust is for Gemini CLI"), "{codex:?}");
 }
