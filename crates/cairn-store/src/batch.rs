@@ -138,6 +138,16 @@ impl Batch {
         self.one_snapshot = true;
     }
 
+    /// Adds the statements of `other` after these; the whole runs statement by statement unless both batches could
+    /// run as one.
+    pub fn append(&mut self, other: Batch) {
+        if other.statements.is_empty() {
+            return;
+        }
+        self.one_snapshot = self.one_snapshot && other.one_snapshot;
+        self.statements.extend(other.statements);
+    }
+
     /// Whether Postgres runs the batch as one statement.
     pub(crate) fn is_one_snapshot(&self) -> bool {
         self.one_snapshot

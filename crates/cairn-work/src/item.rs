@@ -53,6 +53,16 @@ pub struct WorkItem {
     pub done_at: String,
     /// Who marked it done, e.g. `claude-code worker (agent)`; "".
     pub done_by: String,
+    /// 0 (most urgent) to 4.
+    pub priority: i64,
+    /// Short lower-case labels.
+    pub labels: Vec<String>,
+    /// The parent item; "" for none.
+    pub parent_id: String,
+    /// The items it waits for (done or not).
+    pub blocked_by: Vec<String>,
+    /// When the holder's lease runs out unless renewed (`work_heartbeat`); "" for no lease.
+    pub lease_expires_at: String,
 }
 
 /// A hand-off: what was done and what is left, and whom it is for.
@@ -89,6 +99,11 @@ impl WorkItem {
             updated_at: format_ms(row.updated_at),
             done_at: format_opt(row.done_at),
             done_by: row.done_by.clone(),
+            priority: row.priority,
+            labels: list(&row.labels),
+            parent_id: row.parent_id.clone(),
+            blocked_by: list(&row.blocked_by),
+            lease_expires_at: format_opt(row.lease_expires_at),
         }
     }
 }
@@ -127,19 +142,43 @@ impl Target {
 /// The states an item can be in, for `work_list`'s filter.
 pub(crate) const STATES: [&str; 5] = ["open", "claimed", "in_progress", "blocked", "done"];
 
-/// A change a tool asks for, already validated.
-#[derive(Debug, Clone, Default)]
+/// A change a tool asks for, already validated (the blockers and parent also checked against the space: they
+/// exist there, and make no cycle).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Changes {
     pub(crate) state: Option<Target>,
     pub(crate) notes: Option<String>,
     pub(crate) links: Vec<String>,
+    pub(crate) priority: Option<i64>,
+    pub(crate) add_labels: Vec<String>,
+    pub(crate) remove_labels: Vec<String>,
+    pub(crate) add_blocked_by: Vec<String>,
+    pub(crate) remove_blocked_by: Vec<String>,
+    /// `Some("")` takes the parent away.
+    pub(crate) parent_id: Option<String>,
+}
+
+impl Changes {
+    /// Whether it changes what the item waits for or its parent (checked against the space's graph).
+    pub(crate) fn touches_graph(&self) -> bool {
+        !self.add_blocked_by.is_empty() || !self.remove_blocked_by.is_empty() || self.parent_id.is_some()
+    }
 }
 
 /// The event a change writes to the log: its kind and data.
 pub(crate) type Event = (&'static str, serde_json::Value);
 
 fn links(row: &ItemRow) -> Vec<String> {
-    serde_json::from_str(&row.links).unwrap_or_default()
+    list(&row.links)
+}
+
+/// A stored JSON list of strings.
+pub(crate) fn list(json: &str) -> Vec<String> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+fn to_json(list: &[String]) -> String {
+    serde_json::to_string(list).expect("a list of strings serializes")
 }
 
 fn handoff(row: &ItemRow) -> Option<Handoff> {
@@ -168,6 +207,10 @@ pub(crate) struct NewItem {
     pub notes: String,
     /// The links as their stored JSON list.
     pub links: String,
+    pub priority: i64,
+    pub labels: Vec<String>,
+    pub parent_id: String,
+    pub blocked_by: Vec<String>,
     pub created_by: String,
     pub now: i64,
 }
@@ -196,6 +239,12 @@ pub(crate) fn open_item(new: NewItem) -> ItemRow {
         done_at: None,
         done_by: String::new(),
         version: 1,
+        priority: new.priority,
+        labels: to_json(&new.labels),
+        parent_id: new.parent_id,
+        blocked_by: to_json(&new.blocked_by),
+        lease_expires_at: None,
+        lease_ms: 0,
     }
 }
 
@@ -204,9 +253,16 @@ fn next(row: &ItemRow, now: i64) -> ItemRow {
     ItemRow { updated_at: now.max(row.updated_at), version: row.version + 1, ..row.clone() }
 }
 
-/// `work_claim` by `caller` under the name `claimant`: the claimed row, `None` for a repeat by the holder, or the
-/// refusal (naming the holder).
-pub(crate) fn claim(row: &ItemRow, caller: &Caller, claimant: &str, now: i64) -> Result<Option<(ItemRow, Event)>, Error> {
+/// `work_claim` by `caller` under the name `claimant`, with a lease of `lease_ms` (0: none): the claimed row, `None`
+/// for a repeat by the holder (which renews a lease it asks for, without an event), or the refusal (naming the
+/// holder).
+pub(crate) fn claim(
+    row: &ItemRow,
+    caller: &Caller,
+    claimant: &str,
+    lease_ms: i64,
+    now: i64,
+) -> Result<Option<(ItemRow, Vec<Event>)>, Error> {
     let key = name_key(claimant);
     match row.state.as_str() {
         "done" => Err(item_is_done()),
@@ -226,9 +282,23 @@ pub(crate) fn claim(row: &ItemRow, caller: &Caller, claimant: &str, now: i64) ->
             new.claimant_principal_id = caller.principal_id.clone();
             new.claimed_at = Some(new.updated_at);
             new.handoff_to_key = String::new();
-            Ok(Some((new, ("claimed", json!({"claimant": claimant})))))
+            new.lease_ms = lease_ms;
+            new.lease_expires_at = (lease_ms > 0).then(|| new.updated_at + lease_ms);
+            let mut data = json!({"claimant": claimant});
+            if let Some(until) = new.lease_expires_at {
+                data["lease_expires_at"] = format_ms(until).into();
+            }
+            Ok(Some((new, vec![("claimed", data)])))
         }
-        _ if is_holder(row, caller) && row.claimant_key == key => Ok(None),
+        _ if is_holder(row, caller) && row.claimant_key == key => {
+            if lease_ms == 0 {
+                return Ok(None);
+            }
+            let mut new = next(row, now);
+            new.lease_ms = lease_ms;
+            new.lease_expires_at = Some(new.updated_at + lease_ms);
+            Ok(Some((new, Vec::new())))
+        }
         _ => {
             let since = format_opt(row.claimed_at);
             Err(Error::Conflict {
@@ -306,7 +376,19 @@ pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64
             )));
         }
     }
-    if new_state.is_none() && new_notes.is_none() && added.is_empty() {
+    let coordination = coordination(row, changes);
+    if !coordination.is_empty() {
+        if done && !caller.is_person() {
+            return Err(item_is_done());
+        }
+        if is_held(row) && !holder_or_person {
+            return Err(Error::PermissionDenied(format!(
+                "held by \"{}\"; only they or a person may change its priority, labels, blockers or parent",
+                row.claimant
+            )));
+        }
+    }
+    if new_state.is_none() && new_notes.is_none() && added.is_empty() && coordination.is_empty() {
         return Ok(None);
     }
     let mut new = next(row, now);
@@ -332,7 +414,129 @@ pub(crate) fn update(row: &ItemRow, caller: &Caller, changes: &Changes, now: i64
         new.links = serde_json::to_string(&kept).expect("a list of strings serializes");
         events.push(("links_added", json!({"links": added})));
     }
+    for change in coordination {
+        events.push(change.apply(&mut new));
+    }
+    if new.state == "done" {
+        new.lease_expires_at = None;
+        new.lease_ms = 0;
+    } else if is_holder(row, caller) && row.lease_ms > 0 {
+        new.lease_expires_at = Some(new.updated_at + row.lease_ms);
+    }
     Ok(Some((new, events)))
+}
+
+/// `work_heartbeat` by `caller` as `claimant`: the row with its lease renewed (no event; unchanged without a
+/// lease), or the refusal when someone else holds it or nobody does.
+pub(crate) fn heartbeat(row: &ItemRow, caller: &Caller, claimant: &str, now: i64) -> Result<Option<(ItemRow, Vec<Event>)>, Error> {
+    if row.state == "done" {
+        return Err(item_is_done());
+    }
+    if !is_held(row) {
+        return Err(Error::FailedPrecondition(
+            "nobody holds it (a lease that ran out opens the item again); claim it again (work_claim)".into(),
+        ));
+    }
+    if !is_holder(row, caller) || row.claimant_key != name_key(claimant) {
+        return Err(Error::Conflict {
+            message: format!("held by \"{}\" ({}), not by you; only the holder renews its lease", row.claimant, row.claimant_kind),
+            details: json!({"holder": row.claimant, "holder_kind": row.claimant_kind, "state": row.state}),
+        });
+    }
+    if row.lease_ms == 0 {
+        return Ok(None);
+    }
+    let mut new = next(row, now);
+    new.lease_expires_at = Some(new.updated_at + row.lease_ms);
+    Ok(Some((new, Vec::new())))
+}
+
+/// The lease sweeper's change: the row open again with nobody holding it if its lease ran out before `now`, and the
+/// event that says so; `None` when it did not (renewed, handed off or done meanwhile).
+pub(crate) fn expire(row: &ItemRow, now: i64) -> Option<(ItemRow, Vec<Event>)> {
+    let until = row.lease_expires_at.filter(|until| *until < now && is_held(row))?;
+    let since = format_opt(row.claimed_at);
+    let mut new = next(row, now);
+    new.state = "open".into();
+    release(&mut new);
+    let message = format!("lease expired: held by {} since {since}", row.claimant);
+    let data = json!({"message": message, "claimant": row.claimant, "since": since, "expired_at": format_ms(until)});
+    Some((new, vec![("lease_expired", data)]))
+}
+
+/// Clears who holds `row` and their lease.
+fn release(row: &mut ItemRow) {
+    row.claimant = String::new();
+    row.claimant_key = String::new();
+    row.claimant_kind = String::new();
+    row.claimant_principal_id = String::new();
+    row.claimed_at = None;
+    row.lease_expires_at = None;
+    row.lease_ms = 0;
+}
+
+/// One change of an item's priority, labels, blockers or parent.
+enum Coordination {
+    Priority { from: i64, to: i64 },
+    Labels { labels: Vec<String>, added: Vec<String>, removed: Vec<String> },
+    Blockers { blocked_by: Vec<String>, added: Vec<String>, removed: Vec<String> },
+    Parent { from: String, to: String },
+}
+
+impl Coordination {
+    /// Applies it to `row`: its event.
+    fn apply(self, row: &mut ItemRow) -> Event {
+        match self {
+            Coordination::Priority { from, to } => {
+                row.priority = to;
+                ("priority_changed", json!({"from": from, "to": to}))
+            }
+            Coordination::Labels { labels, added, removed } => {
+                row.labels = to_json(&labels);
+                ("labels_changed", json!({"added": added, "removed": removed}))
+            }
+            Coordination::Blockers { blocked_by, added, removed } => {
+                row.blocked_by = to_json(&blocked_by);
+                ("blockers_changed", json!({"added": added, "removed": removed}))
+            }
+            Coordination::Parent { from, to } => {
+                row.parent_id.clone_from(&to);
+                ("parent_changed", json!({"from": from, "to": to}))
+            }
+        }
+    }
+}
+
+/// What of `changes`' priority, labels, blockers and parent really changes `row`.
+fn coordination(row: &ItemRow, changes: &Changes) -> Vec<Coordination> {
+    let mut out = Vec::new();
+    if let Some(to) = changes.priority.filter(|p| *p != row.priority) {
+        out.push(Coordination::Priority { from: row.priority, to });
+    }
+    let edit = |old: Vec<String>, add: &[String], remove: &[String]| {
+        let removed: Vec<String> = old.iter().filter(|v| remove.contains(v)).cloned().collect();
+        let mut new: Vec<String> = old.iter().filter(|v| !remove.contains(v)).cloned().collect();
+        let added: Vec<String> = add.iter().filter(|v| !old.contains(v) && !remove.contains(v)).cloned().collect();
+        new.extend(added.iter().cloned());
+        (new, added, removed)
+    };
+    let (labels, added, removed) = edit(list(&row.labels), &changes.add_labels, &changes.remove_labels);
+    if !added.is_empty() || !removed.is_empty() {
+        out.push(Coordination::Labels { labels, added, removed });
+    }
+    let (blocked_by, added, removed) = edit(list(&row.blocked_by), &changes.add_blocked_by, &changes.remove_blocked_by);
+    if !added.is_empty() || !removed.is_empty() {
+        out.push(Coordination::Blockers { blocked_by, added, removed });
+    }
+    if let Some(to) = changes.parent_id.as_ref().filter(|p| **p != row.parent_id) {
+        out.push(Coordination::Parent { from: row.parent_id.clone(), to: to.clone() });
+    }
+    out
+}
+
+/// The event on an item whose last unfinished blocker, `blocker_id`, is now done: it became ready (if open).
+pub(crate) fn unblocked(row: &ItemRow, blocker_id: &str, now: i64) -> (ItemRow, Event) {
+    (next(row, now), ("unblocked", json!({"last_blocker": blocker_id})))
 }
 
 /// `work_handoff`: the reopened row, or the refusal.
@@ -351,11 +555,7 @@ pub(crate) fn handoff_item(row: &ItemRow, caller: &Caller, note: &str, to: &str,
     let mut new = next(row, now);
     let handoff = Handoff { from: row.claimant.clone(), to: to.to_owned(), note: note.to_owned(), at: format_ms(new.updated_at) };
     new.state = "open".into();
-    new.claimant = String::new();
-    new.claimant_key = String::new();
-    new.claimant_kind = String::new();
-    new.claimant_principal_id = String::new();
-    new.claimed_at = None;
+    release(&mut new);
     new.handoff = Some(serde_json::to_string(&handoff).expect("a hand-off serializes"));
     new.handoff_to_key = name_key(to);
     let event = ("handed_off", json!({"from": handoff.from, "to": handoff.to, "note": handoff.note}));
@@ -386,13 +586,17 @@ mod tests {
             title: "t".into(),
             notes: String::new(),
             links: "[]".into(),
+            priority: 2,
+            labels: Vec::new(),
+            parent_id: String::new(),
+            blocked_by: Vec::new(),
             created_by: "Ada (person)".into(),
             now: 1,
         })
     }
 
     fn check_claim(row: &ItemRow, who: &Caller, name: &str) -> Result<Option<ItemRow>, Error> {
-        claim(row, who, name, 10).map(|o| o.map(|(row, _)| row))
+        claim(row, who, name, 0, 10).map(|o| o.map(|(row, _)| row))
     }
 
     #[test]

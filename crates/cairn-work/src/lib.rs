@@ -27,8 +27,9 @@ pub use auth::{Caller, Kind, Scope, WORK_READ, WORK_WRITE};
 pub use error::Error;
 pub use item::{Handoff, WorkItem};
 pub use service::{
-    Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, LinkedPullRequest, ListQuery,
-    NewToken, OwnedAccount, RecordedEvidence, SIGN_IN_TTL_MS, Service, SignIn, Space, TokenGrant, TokenInfo,
+    ClaimedNext, Document, DocumentSummary, Evidence, EvidenceInput, ItemEvent, ItemHistory, ItemList, ItemRef,
+    ItemUpdate, LinkedPullRequest, ListQuery, NewItemInput, NewToken, OwnedAccount, RecordedEvidence, SIGN_IN_TTL_MS,
+    Service, SignIn, Space, TokenGrant, TokenInfo,
 };
 pub use status::{AssessedPiece, PullRequestState};
 pub use tools::WorkServer;

@@ -6,6 +6,8 @@
 //! - [`admin`](Service::create_account): accounts, tokens and memberships for the CLI, and authentication;
 //! - decisions: spaces and documents with every version kept;
 //! - items: create, claim, update, hand off and list work items (compare-and-swap on the item's version);
+//! - graph: what items wait for and belong to, with no cycles; ready: the ready queue and claim-next; leases: claims
+//!   that end by themselves when their holder stops renewing them;
 //! - evidence: merged / rolled records and `work_status`;
 //! - sign-ins: the web UI's browser sign-ins, kept on the server;
 //! - owners: the accounts a principal owns and their tokens, for the web UI's settings page.
@@ -13,8 +15,11 @@
 mod admin;
 mod decisions;
 mod evidence;
+mod graph;
 mod items;
+mod leases;
 mod owners;
+mod ready;
 mod signins;
 mod token_cache;
 
@@ -32,8 +37,9 @@ use crate::page::PageKey;
 pub use admin::{NewToken, TokenGrant, TokenInfo};
 pub use decisions::{Document, DocumentSummary, Space};
 pub use evidence::{Evidence, EvidenceInput, LinkedPullRequest, RecordedEvidence};
-pub use items::{ItemEvent, ItemHistory, ItemList, ListQuery};
+pub use items::{ItemEvent, ItemHistory, ItemList, ItemRef, ItemUpdate, ListQuery, NewItemInput};
 pub use owners::OwnedAccount;
+pub use ready::ClaimedNext;
 pub use signins::{SIGN_IN_TTL_MS, SignIn};
 
 /// How often a change is retried when another writer changed the same row first (Postgres; SQLite serializes).
@@ -45,12 +51,14 @@ pub struct Service {
     store: Store,
     page_key: Arc<OnceCell<PageKey>>,
     tokens: Arc<token_cache::TokenCache>,
+    /// The lease of a claim made without `lease_seconds`, in ms; 0 for none.
+    default_lease_ms: i64,
 }
 
 impl Service {
     /// The facade over `store`.
     pub fn new(store: Store) -> Service {
-        Service { store, page_key: Arc::new(OnceCell::new()), tokens: Arc::default() }
+        Service { store, page_key: Arc::new(OnceCell::new()), tokens: Arc::default(), default_lease_ms: 0 }
     }
 
     /// The page-token key every process sharing the database uses (made by the first to need it, then cached).

@@ -48,6 +48,62 @@ pub(crate) fn name_key(name: &str) -> String {
     name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
+/// The most labels an item carries.
+pub(crate) const MAX_LABELS: usize = 20;
+
+/// Labels: each trimmed and lower-cased, 1 to 50 of `a-z 0-9 - _ . : /`, duplicates dropped, at most twenty.
+pub(crate) fn labels(field: &str, values: &[String]) -> Result<Vec<String>, Error> {
+    let mut out: Vec<String> = Vec::new();
+    for value in values {
+        let label = value.trim().to_lowercase();
+        let allowed = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '-' | '_' | '.' | ':' | '/');
+        if label.is_empty() || label.chars().count() > 50 || !label.chars().all(allowed) {
+            return Err(Error::InvalidArgument(format!(
+                "{field}: '{value}' is not a label (1 to 50 of a-z, 0-9, - _ . : /, e.g. \"backend\" or \"area:auth\")"
+            )));
+        }
+        if !out.contains(&label) {
+            out.push(label);
+        }
+    }
+    if out.len() > MAX_LABELS {
+        return Err(Error::InvalidArgument(format!("{field}: at most {MAX_LABELS} labels; {} were given", out.len())));
+    }
+    Ok(out)
+}
+
+/// A priority: 0 (most urgent) to 4.
+pub(crate) fn priority(value: i64) -> Result<i64, Error> {
+    match value {
+        0..=4 => Ok(value),
+        _ => Err(Error::InvalidArgument(format!("priority must be 0 (most urgent) to 4; it is {value}"))),
+    }
+}
+
+/// Item ids (`blocked_by`, `parent_id`, …): trimmed, non-empty, duplicates dropped, at most 50.
+pub(crate) fn item_ids(field: &str, values: &[String]) -> Result<Vec<String>, Error> {
+    let mut out: Vec<String> = Vec::new();
+    for value in values {
+        let id = single_line(field, value, 1, 100)?;
+        if !out.contains(&id) {
+            out.push(id);
+        }
+    }
+    if out.len() > 50 {
+        return Err(Error::InvalidArgument(format!("{field}: at most 50 items; {} were given", out.len())));
+    }
+    Ok(out)
+}
+
+/// Search words: the query split at whitespace, lower-cased; at most ten of at most 50 characters each.
+pub(crate) fn words(field: &str, query: &str) -> Result<Vec<String>, Error> {
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words.len() > 10 || words.iter().any(|w| w.chars().count() > 50 || w.chars().any(char::is_control)) {
+        return Err(Error::InvalidArgument(format!("{field}: at most ten words of at most 50 characters each")));
+    }
+    Ok(words)
+}
+
 /// An absolute `http`/`https` URL of 1 to 2000 characters.
 pub(crate) fn url(field: &str, value: &str) -> Result<String, Error> {
     let value = single_line(field, value, 1, 2000)?;

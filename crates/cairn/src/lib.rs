@@ -17,6 +17,7 @@ mod mcp_sessions;
 pub mod roscoe_cli;
 pub mod serve_cli;
 pub mod setup;
+pub mod span;
 pub mod transfer_cli;
 pub mod work_cli;
 

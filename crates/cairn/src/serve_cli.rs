@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// How many of those requests may come at once (at most `--rate-limit`).
     #[arg(long, env = "CAIRN_RATE_LIMIT_BURST", value_name = "N", default_value_t = RateLimit::DEFAULT_BURST)]
     pub rate_limit_burst: u32,
+    /// The lease of a work-item claim made without `lease_seconds` (e.g. 30m): unless its holder renews it
+    /// (work_heartbeat) the item opens again when it runs out. Default: no lease.
+    #[arg(long, env = "CAIRN_DEFAULT_LEASE", value_name = "SPAN", value_parser = crate::span::parse_span)]
+    pub default_lease: Option<std::time::Duration>,
     /// Count a request without a token for the last address of its X-Forwarded-For header, not for its peer. Only
     /// behind a reverse proxy that sets that header: anyone else could name any address.
     #[arg(long, env = "CAIRN_TRUST_FORWARDED_FOR")]
@@ -76,12 +80,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             tracing::warn!("could not resume server-executed runs: {error}");
         }
     });
+    // Claims whose holder stopped renewing their lease end, on whichever server of the database sweeps first.
+    let work = cairn_work::Service::new(store.clone()).with_default_lease(args.default_lease);
+    work.sweep_leases();
     // A server only its own machine reaches, without credentials, is one person's: no limit unless asked.
     let open = args.require_auth || !args.addr.ip().is_loopback() || !args.allowed_hosts.is_empty();
     let app = App {
         runs,
         roscoe,
-        work: cairn_work::Service::new(store.clone()),
+        work,
         sessions: Arc::new(DatabaseSessions::new(store.clone())),
         deepwork,
         reach,

@@ -231,6 +231,7 @@ async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
                 },
                 None => service.local_caller(kind.into()).await?,
             };
+            service.sweep_leases();
             cairn_mcp::serve_stdio(WorkServer::local(service, caller)).await?;
         }
         WorkCommand::Account { command: AccountCommand::Create { name, default_repository, output } } => {

@@ -84,7 +84,11 @@ fn tool_files(krate: &str) -> Vec<String> {
 fn each_tool_has_its_own_file() {
     assert_eq!(tool_files("cairn-deepwork").len(), 11, "DeepWork's 11 tools");
     assert_eq!(tool_files("cairn-roscoe").len(), 34, "the 13 authoring, 13 run, 3 skill and 5 docs tools");
-    assert_eq!(tool_files("cairn-work").len(), 14, "the 7 work tools of the seed, work_get and 6 decisions tools");
+    assert_eq!(
+        tool_files("cairn-work").len(),
+        17,
+        "the 7 work tools of the seed, work_get, work_ready, work_claim_next, work_heartbeat and 6 decisions tools"
+    );
 }
 
 /// Which workspace crates each crate may depend on (docs/architecture.md): `cairn` → `cairn-web` → the surfaces →

@@ -8,7 +8,7 @@ use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::Json;
-use cairn_work::{Caller, ListQuery, WORK_READ, WORK_WRITE};
+use cairn_work::{Caller, EvidenceInput, ItemUpdate, ListQuery, NewItemInput, WORK_READ, WORK_WRITE};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
@@ -55,10 +55,91 @@ pub(crate) struct ItemsQuery {
     state: String,
     /// What one agent or person holds.
     claimed_by: String,
+    /// Labels, comma-separated: items carrying all of them.
+    labels: String,
+    /// 0 to 4.
+    priority: Option<i64>,
+    /// Words in the title or notes.
+    query: String,
     /// 0 means 50, at most 200.
     page_size: i64,
     /// The `next_page_token` of the page before.
     page_token: String,
+}
+
+/// `GET /api/spaces/{space_id}/ready` filters (those of `work_ready`).
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(default)]
+pub(crate) struct ReadyQuery {
+    /// Labels, comma-separated: items carrying all of them.
+    labels: String,
+    /// 0 means 50, at most 200.
+    page_size: i64,
+}
+
+/// `item_id` and `account_id` of `GET /api/work/items/{id}`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+#[serde(default)]
+pub(crate) struct AccountQuery {
+    /// The account; empty is the token's own.
+    account_id: String,
+}
+
+/// A claim of the next ready item.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ClaimNext {
+    /// Who holds it, as they name themselves.
+    claimant: String,
+    /// Only items carrying all of these labels.
+    #[serde(default)]
+    labels: Vec<String>,
+    /// A lease the holder renews (heartbeat); none when absent, unless the server sets a default.
+    #[serde(default)]
+    lease_seconds: Option<i64>,
+}
+
+/// A lease renewal.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct Heartbeat {
+    /// The name it was claimed under.
+    claimant: String,
+    /// The account; empty is the token's own.
+    #[serde(default)]
+    account_id: String,
+}
+
+/// A merged or rolled record (`work_record_evidence`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RecordEvidence {
+    /// `merged` or `rolled`.
+    kind: String,
+    /// `owner/name`; empty for the account's default.
+    #[serde(default)]
+    repository: String,
+    /// 7 to 64 hex digits.
+    commit: String,
+    /// The pull requests it carries.
+    #[serde(default)]
+    pull_requests: Vec<i64>,
+    /// The service rolled (rolled only).
+    #[serde(default)]
+    service: String,
+    /// RFC 3339; empty for now.
+    #[serde(default)]
+    at: String,
+    /// The account; empty is the token's own.
+    #[serde(default)]
+    account_id: String,
+}
+
+/// A comma-separated list, empty parts dropped.
+fn comma_list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
 /// A new work item.
@@ -78,6 +159,18 @@ pub(crate) struct CreateItem {
     /// The document it implements.
     #[serde(default)]
     document_id: String,
+    /// 0 (most urgent) to 4; 2 when absent.
+    #[serde(default)]
+    priority: Option<i64>,
+    /// Up to twenty.
+    #[serde(default)]
+    labels: Vec<String>,
+    /// The parent item.
+    #[serde(default)]
+    parent_id: String,
+    /// Items of the space it waits for.
+    #[serde(default)]
+    blocked_by: Vec<String>,
 }
 
 /// A claim.
@@ -86,12 +179,15 @@ pub(crate) struct CreateItem {
 pub(crate) struct ClaimItem {
     /// Who holds it, as they name themselves.
     claimant: String,
+    /// A lease the holder renews (heartbeat); none when absent, unless the server sets a default.
+    #[serde(default)]
+    lease_seconds: Option<i64>,
     /// The account; empty is the token's own.
     #[serde(default)]
     account_id: String,
 }
 
-/// A change of state, notes or links.
+/// A change of state, notes, links, priority, labels, blockers or parent.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct UpdateItem {
@@ -104,6 +200,24 @@ pub(crate) struct UpdateItem {
     /// Links to add.
     #[serde(default)]
     links: Vec<String>,
+    /// 0 to 4.
+    #[serde(default)]
+    priority: Option<i64>,
+    /// Labels to add.
+    #[serde(default)]
+    add_labels: Vec<String>,
+    /// Labels to take away.
+    #[serde(default)]
+    remove_labels: Vec<String>,
+    /// Items it now waits for too.
+    #[serde(default)]
+    add_blocked_by: Vec<String>,
+    /// Items it no longer waits for.
+    #[serde(default)]
+    remove_blocked_by: Vec<String>,
+    /// The new parent; empty takes it away.
+    #[serde(default)]
+    parent_id: Option<String>,
     /// The account; empty is the token's own.
     #[serde(default)]
     account_id: String,
@@ -213,6 +327,9 @@ pub(crate) async fn list_items(
         document_id: q.document_id,
         state: q.state,
         claimed_by: q.claimed_by,
+        labels: comma_list(&q.labels),
+        priority: q.priority,
+        query: q.query,
         page_size: q.page_size,
         page_token: q.page_token,
     };
@@ -228,7 +345,18 @@ pub(crate) async fn create_item(
     Json(b): Json<CreateItem>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     allow(&caller, "work_create", true)?;
-    let item = web.work.create_item(&caller, &b.space_id, &b.title, &b.notes, &b.links, &b.document_id).await?;
+    let input = NewItemInput {
+        space_id: b.space_id,
+        title: b.title,
+        notes: b.notes,
+        links: b.links,
+        document_id: b.document_id,
+        priority: b.priority,
+        labels: b.labels,
+        parent_id: b.parent_id,
+        blocked_by: b.blocked_by,
+    };
+    let item = web.work.create_item(&caller, &input).await?;
     Ok((StatusCode::CREATED, json(item)))
 }
 
@@ -243,7 +371,89 @@ pub(crate) async fn claim_item(
     Json(b): Json<ClaimItem>,
 ) -> Result<Json<Value>, ApiError> {
     allow(&caller, "work_claim", true)?;
-    Ok(json(web.work.claim_item(&caller, &b.account_id, &id, &b.claimant).await?))
+    Ok(json(web.work.claim_item(&caller, &b.account_id, &id, &b.claimant, b.lease_seconds).await?))
+}
+
+/// An item whole, with what it waits for, what waits for it, its children and its history (`work_get`).
+#[utoipa::path(get, path = "/api/work/items/{id}", tag = "work", params(("id" = String, Path), AccountQuery),
+    security(("bearer" = [])),
+    responses((status = 200, description = "`{ item, blockers, blocks, children, events }`", body = Object),
+        (status = 404, body = Object), (status = 401, body = Object)))]
+pub(crate) async fn get_item(
+    State(web): State<Web>,
+    Bearer(caller): Bearer,
+    Path(id): Path<String>,
+    Query(q): Query<AccountQuery>,
+) -> Result<Json<Value>, ApiError> {
+    allow(&caller, "work_get", false)?;
+    Ok(json(web.work.item_history(&caller, &q.account_id, &id).await?))
+}
+
+/// Renews the holder's lease on an item (`work_heartbeat`).
+#[utoipa::path(post, path = "/api/work/items/{id}/heartbeat", tag = "work", params(("id" = String, Path)),
+    request_body = Heartbeat, security(("bearer" = [])),
+    responses((status = 200, body = Object), (status = 409, body = Object), (status = 401, body = Object)))]
+pub(crate) async fn heartbeat(
+    State(web): State<Web>,
+    Bearer(caller): Bearer,
+    Path(id): Path<String>,
+    Json(b): Json<Heartbeat>,
+) -> Result<Json<Value>, ApiError> {
+    allow(&caller, "work_heartbeat", true)?;
+    Ok(json(web.work.heartbeat(&caller, &b.account_id, &id, &b.claimant).await?))
+}
+
+/// The ready queue of a space (`work_ready`): open, unheld items whose blockers are all done.
+#[utoipa::path(get, path = "/api/spaces/{space_id}/ready", tag = "work", params(("space_id" = String, Path), ReadyQuery),
+    security(("bearer" = [])),
+    responses((status = 200, description = "`{ items }`", body = Object), (status = 401, body = Object)))]
+pub(crate) async fn ready(
+    State(web): State<Web>,
+    Bearer(caller): Bearer,
+    Path(space_id): Path<String>,
+    Query(q): Query<ReadyQuery>,
+) -> Result<Json<Value>, ApiError> {
+    allow(&caller, "work_ready", false)?;
+    let items = web.work.ready_items(&caller, &space_id, &comma_list(&q.labels), q.page_size).await?;
+    Ok(Json(json!({ "items": items })))
+}
+
+/// Claims the first ready item of a space (`work_claim_next`): `{ item }`, or `{ item: null, reason }`.
+#[utoipa::path(post, path = "/api/spaces/{space_id}/next", tag = "work", params(("space_id" = String, Path)),
+    request_body = ClaimNext, security(("bearer" = [])),
+    responses((status = 200, description = "`{ item }` or `{ item: null, reason }`", body = Object),
+        (status = 401, body = Object)))]
+pub(crate) async fn claim_next(
+    State(web): State<Web>,
+    Bearer(caller): Bearer,
+    Path(space_id): Path<String>,
+    Json(b): Json<ClaimNext>,
+) -> Result<Json<Value>, ApiError> {
+    allow(&caller, "work_claim_next", true)?;
+    Ok(json(web.work.claim_next(&caller, &space_id, &b.claimant, &b.labels, b.lease_seconds).await?))
+}
+
+/// Records that pull requests merged or a commit rolled out (`work_record_evidence`); a repeat changes nothing.
+#[utoipa::path(post, path = "/api/work/evidence", tag = "work", request_body = RecordEvidence,
+    security(("bearer" = [])),
+    responses((status = 200, description = "`{ evidence, created }`", body = Object), (status = 400, body = Object),
+        (status = 401, body = Object)))]
+pub(crate) async fn record_evidence(
+    State(web): State<Web>,
+    Bearer(caller): Bearer,
+    Json(b): Json<RecordEvidence>,
+) -> Result<Json<Value>, ApiError> {
+    allow(&caller, "work_record_evidence", true)?;
+    let input = EvidenceInput {
+        account_id: b.account_id,
+        kind: b.kind,
+        repository: b.repository,
+        commit: b.commit,
+        pull_requests: b.pull_requests,
+        service: b.service,
+        at: b.at,
+    };
+    Ok(json(web.work.record_evidence(&caller, &input).await?))
 }
 
 /// Changes an item's state, notes or links (`work_update`).
@@ -257,7 +467,18 @@ pub(crate) async fn update_item(
     Json(b): Json<UpdateItem>,
 ) -> Result<Json<Value>, ApiError> {
     allow(&caller, "work_update", true)?;
-    let (item, changed) = web.work.update_item(&caller, &b.account_id, &id, &b.state, &b.notes, &b.links).await?;
+    let update = ItemUpdate {
+        state: b.state,
+        notes: b.notes,
+        links: b.links,
+        priority: b.priority,
+        add_labels: b.add_labels,
+        remove_labels: b.remove_labels,
+        add_blocked_by: b.add_blocked_by,
+        remove_blocked_by: b.remove_blocked_by,
+        parent_id: b.parent_id,
+    };
+    let (item, changed) = web.work.update_item(&caller, &b.account_id, &id, &update).await?;
     Ok(Json(json!({ "item": item, "changed": changed })))
 }
 

@@ -234,7 +234,7 @@ pub(crate) async fn claim(
 ) -> Result<Response, PageError> {
     check_csrf(&web, &visit.headers, &form.csrf)?;
     let caller = work_caller(&web, &visit, "work_claim", &WORK_WRITE).await?;
-    web.work.claim_item(&caller, &form.account_id, &id, &caller.display_name).await?;
+    web.work.claim_item(&caller, &form.account_id, &id, &caller.display_name, None).await?;
     Ok(Redirect::to("/work").into_response())
 }
 

@@ -138,7 +138,8 @@ pub(crate) async fn set_state(
 ) -> Result<Response, PageError> {
     check_csrf(&web, &visit.headers, &form.csrf)?;
     let caller = work_caller(&web, &visit, "work_update", &WORK_WRITE).await?;
-    web.work.update_item(&caller, &form.account_id, &id, &form.state, "", &[]).await?;
+    let update = cairn_work::ItemUpdate { state: form.state.clone(), ..cairn_work::ItemUpdate::default() };
+    web.work.update_item(&caller, &form.account_id, &id, &update).await?;
     Ok(back(&id, &form.account_id, form.from == "item"))
 }
 

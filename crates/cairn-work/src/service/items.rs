@@ -23,8 +23,73 @@ use crate::time::{format_ms, now_ms};
 pub struct ItemHistory {
     /// The item as it is.
     pub item: WorkItem,
+    /// The items it waits for, done or not.
+    pub blockers: Vec<ItemRef>,
+    /// The items that wait for it.
+    pub blocks: Vec<ItemRef>,
+    /// Its children (items whose parent it is).
+    pub children: Vec<ItemRef>,
     /// Its events, oldest first.
     pub events: Vec<ItemEvent>,
+}
+
+/// Another item named from this one: enough to tell what it is and where it stands.
+#[derive(Debug, Clone, Serialize)]
+pub struct ItemRef {
+    /// `wi_…`.
+    pub id: String,
+    /// Its title.
+    pub title: String,
+    /// Its state.
+    pub state: String,
+    /// Who holds it; "".
+    pub claimant: String,
+}
+
+/// What `work_create` was asked for (raw arguments; checked by [`Service::create_item`]).
+#[derive(Debug, Clone, Default)]
+pub struct NewItemInput {
+    /// The space.
+    pub space_id: String,
+    /// 1 to 200 characters.
+    pub title: String,
+    /// Up to 4000 characters.
+    pub notes: String,
+    /// http(s) URLs, at most ten.
+    pub links: Vec<String>,
+    /// "" = none.
+    pub document_id: String,
+    /// 0 to 4; `None` = 2.
+    pub priority: Option<i64>,
+    /// At most twenty.
+    pub labels: Vec<String>,
+    /// "" = none.
+    pub parent_id: String,
+    /// Items of the same space it waits for.
+    pub blocked_by: Vec<String>,
+}
+
+/// What `work_update` was asked for (raw arguments; checked by [`Service::update_item`]).
+#[derive(Debug, Clone, Default)]
+pub struct ItemUpdate {
+    /// in_progress, blocked or done; "" = unchanged.
+    pub state: String,
+    /// "" = unchanged.
+    pub notes: String,
+    /// Links to add.
+    pub links: Vec<String>,
+    /// 0 to 4.
+    pub priority: Option<i64>,
+    /// Labels to add.
+    pub add_labels: Vec<String>,
+    /// Labels to take away.
+    pub remove_labels: Vec<String>,
+    /// Items it now waits for too.
+    pub add_blocked_by: Vec<String>,
+    /// Items it no longer waits for.
+    pub remove_blocked_by: Vec<String>,
+    /// The new parent; `Some("")` takes it away.
+    pub parent_id: Option<String>,
 }
 
 /// One entry of an item's history.
@@ -51,10 +116,16 @@ pub struct ListQuery {
     pub space_id: String,
     /// "" = any document.
     pub document_id: String,
-    /// "" = every state but done.
+    /// "" = every state but done; "ready" = what [`Service::ready_items`] lists (needs `space_id`).
     pub state: String,
     /// "" = anyone.
     pub claimed_by: String,
+    /// Items carrying every one of these labels.
+    pub labels: Vec<String>,
+    /// Items of this priority.
+    pub priority: Option<i64>,
+    /// Words that must all appear in the title or notes; "" = no search.
+    pub query: String,
     /// 0 = 50.
     pub page_size: i64,
     /// "" = the first page.
@@ -71,29 +142,29 @@ pub struct ItemList {
 }
 
 impl Service {
-    /// `work_create`: a new open item in `space_id`, optionally implementing `document_id` of the same space.
-    pub async fn create_item(
-        &self,
-        caller: &Caller,
-        space_id: &str,
-        title: &str,
-        notes: &str,
-        links: &[String],
-        document_id: &str,
-    ) -> Result<WorkItem, Error> {
-        let title = text::single_line("title", title, 1, 200)?;
-        let notes = text::multi_line("notes", notes, 0, 4000)?;
-        let links = text::urls("links", links)?;
+    /// `work_create`: a new open item in `space_id`, optionally implementing `document_id` of the same space, waiting
+    /// for `blocked_by` and under `parent_id` (items of the same space).
+    pub async fn create_item(&self, caller: &Caller, input: &NewItemInput) -> Result<WorkItem, Error> {
+        let title = text::single_line("title", &input.title, 1, 200)?;
+        let notes = text::multi_line("notes", &input.notes, 0, 4000)?;
+        let links = text::urls("links", &input.links)?;
         if links.len() > MAX_LINKS {
             return Err(Error::InvalidArgument(format!("an item keeps at most ten links; {} were given", links.len())));
         }
-        let space = self.space(caller, space_id, true).await?;
-        let document_id = document_id.trim();
+        let priority = text::priority(input.priority.unwrap_or(2))?;
+        let labels = text::labels("labels", &input.labels)?;
+        let blocked_by = text::item_ids("blocked_by", &input.blocked_by)?;
+        let parent_id = text::single_line("parent_id", &input.parent_id, 0, 100)?;
+        let space = self.space(caller, &input.space_id, true).await?;
+        let document_id = input.document_id.trim();
         if !document_id.is_empty() {
             decisions::get_document(self.store.pool(), document_id)
                 .await?
                 .filter(|d| d.space_id == space.id)
                 .ok_or_else(|| Error::not_found("document", document_id))?;
+        }
+        for id in blocked_by.iter().chain((!parent_id.is_empty()).then_some(&parent_id)) {
+            self.item_in_space(&space.account_id, &space.id, id).await?;
         }
         let now = now_ms();
         let row = item::open_item(item::NewItem {
@@ -104,24 +175,51 @@ impl Service {
             title,
             notes,
             links: serde_json::to_string(&links).expect("a list of strings serializes"),
+            priority,
+            labels,
+            parent_id,
+            blocked_by,
             created_by: caller.label(),
             now,
         });
-        let data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
+        let mut data = json!({"title": row.title, "space_id": row.space_id, "document_id": row.document_id});
+        if !row.parent_id.is_empty() {
+            data["parent_id"] = row.parent_id.clone().into();
+        }
+        let waits_for = item::list(&row.blocked_by);
+        if !waits_for.is_empty() {
+            data["blocked_by"] = waits_for.clone().into();
+        }
         let created = event(&row, caller, &caller.display_name, ("created", data), now);
-        self.store.write(items::insert_item(&row, &created)).await?;
+        let mut write = items::insert_item(&row, &created);
+        write.append(items::change_blockers(&row.id, &waits_for, &[]));
+        self.store.write(write).await?;
         self.store.changes().committed(Change::Item(row.id.clone()));
         Ok(WorkItem::from_row(&row))
     }
 
-    /// `work_claim`: the item held by `claimant`; a repeat by the holder changes nothing.
-    pub async fn claim_item(&self, caller: &Caller, account_id: &str, item_id: &str, claimant: &str) -> Result<WorkItem, Error> {
+    /// The item `id` if it is one of space `space` (of `account`); else `not_found`, naming the space.
+    pub(super) async fn item_in_space(&self, account: &str, space: &str, id: &str) -> Result<ItemRow, Error> {
+        items::get_item(self.store.pool(), account, id).await?.filter(|row| row.space_id == space).ok_or_else(|| {
+            Error::NotFound(format!("work item '{id}' not found in space '{space}' (blockers and parents are items of the same space)"))
+        })
+    }
+
+    /// `work_claim`: the item held by `claimant`, with a lease of `lease_seconds` (`None`: the server's default
+    /// lease, if any); a repeat by the holder changes nothing but the lease.
+    pub async fn claim_item(
+        &self,
+        caller: &Caller,
+        account_id: &str,
+        item_id: &str,
+        claimant: &str,
+        lease_seconds: Option<i64>,
+    ) -> Result<WorkItem, Error> {
         let item_id = required_id(item_id)?;
         let claimant = text::single_line("claimant", claimant, 1, 100)?;
+        let lease_ms = self.lease_ms(lease_seconds)?;
         let claimed = self
-            .change_item(caller, account_id, &item_id, &claimant, |row, now| {
-                Ok(item::claim(row, caller, &claimant, now)?.map(|(new, event)| (new, vec![event])))
-            })
+            .change_item(caller, account_id, &item_id, &claimant, |row, now| item::claim(row, caller, &claimant, lease_ms, now))
             .await;
         cairn_telemetry::metrics::work_claim(match &claimed {
             Ok((_, changed)) if changed.is_empty() => "unchanged",
@@ -131,44 +229,53 @@ impl Service {
         Ok(WorkItem::from_row(&claimed?.0))
     }
 
-    /// `work_update`: the item after the change and which of state / notes / links changed (empty on a repeat).
+    /// `work_update`: the item after the change and which of its fields changed (`state`, `notes`, `links`,
+    /// `priority`, `labels`, `blocked_by`, `parent_id`; empty on a repeat). An item made done tells the items that
+    /// waited only for it that they are ready.
     pub async fn update_item(
         &self,
         caller: &Caller,
         account_id: &str,
         item_id: &str,
-        state: &str,
-        notes: &str,
-        links: &[String],
+        update: &ItemUpdate,
     ) -> Result<(WorkItem, Vec<&'static str>), Error> {
         let item_id = required_id(item_id)?;
         let changes = Changes {
-            state: match state.trim() {
+            state: match update.state.trim() {
                 "" => None,
                 state => Some(Target::parse(state)?),
             },
-            notes: match notes.trim() {
+            notes: match update.notes.trim() {
                 "" => None,
-                _ => Some(text::multi_line("notes", notes, 1, 4000)?),
+                _ => Some(text::multi_line("notes", &update.notes, 1, 4000)?),
             },
-            links: text::urls("links", links)?,
+            links: text::urls("links", &update.links)?,
+            priority: update.priority.map(text::priority).transpose()?,
+            add_labels: text::labels("add_labels", &update.add_labels)?,
+            remove_labels: text::labels("remove_labels", &update.remove_labels)?,
+            add_blocked_by: text::item_ids("add_blocked_by", &update.add_blocked_by)?,
+            remove_blocked_by: text::item_ids("remove_blocked_by", &update.remove_blocked_by)?,
+            parent_id: update.parent_id.as_deref().map(|p| text::single_line("parent_id", p, 0, 100)).transpose()?,
         };
-        if changes.state.is_none() && changes.notes.is_none() && changes.links.is_empty() {
-            return Err(Error::InvalidArgument("give at least one of state, notes or links".into()));
+        if changes == Changes::default() {
+            return Err(Error::InvalidArgument(
+                "give at least one of state, notes, links, priority, add_labels, remove_labels, add_blocked_by, \
+                 remove_blocked_by or parent_id"
+                    .into(),
+            ));
         }
-        let (row, events) = self
-            .change_item(caller, account_id, &item_id, &caller.display_name, |row, now| {
+        let (row, events) = if changes.touches_graph() {
+            self.change_graph(caller, account_id, &item_id, &changes).await?
+        } else {
+            self.change_item(caller, account_id, &item_id, &caller.display_name, |row, now| {
                 item::update(row, caller, &changes, now)
             })
-            .await?;
-        let changed = events
-            .iter()
-            .map(|kind| match *kind {
-                "state_changed" => "state",
-                "notes_changed" => "notes",
-                _ => "links",
-            })
-            .collect();
+            .await?
+        };
+        if events.contains(&"state_changed") && row.state == "done" {
+            self.announce_unblocked(caller, &row).await;
+        }
+        let changed = events.iter().map(|kind| changed_field(kind)).collect();
         Ok((WorkItem::from_row(&row), changed))
     }
 
@@ -192,6 +299,22 @@ impl Service {
         let row = items::get_item(self.store.pool(), &account, &item_id)
             .await?
             .ok_or_else(|| Error::not_found("work item", &item_id))?;
+        let (blocks, children) = items::dependents(self.store.pool(), &item_id).await?;
+        let refs = |ids: Vec<String>| {
+            let account = account.clone();
+            async move {
+                let mut out = Vec::new();
+                for id in ids {
+                    if let Some(row) = items::get_item(self.store.pool(), &account, &id).await? {
+                        out.push(ItemRef { id: row.id, title: row.title, state: row.state, claimant: row.claimant });
+                    }
+                }
+                Ok::<_, Error>(out)
+            }
+        };
+        let blockers = refs(item::list(&row.blocked_by)).await?;
+        let blocks = refs(blocks).await?;
+        let children = refs(children).await?;
         let events = items::events(self.store.pool(), &item_id)
             .await?
             .into_iter()
@@ -203,19 +326,26 @@ impl Service {
                 data: serde_json::from_str(&e.data).unwrap_or(Value::Null),
             })
             .collect();
-        Ok(ItemHistory { item: WorkItem::from_row(&row), events })
+        Ok(ItemHistory { item: WorkItem::from_row(&row), blockers, blocks, children, events })
     }
 
     /// `work_list`: one page of the items matching `query`, latest change first.
     pub async fn list_items(&self, caller: &Caller, query: &ListQuery) -> Result<ItemList, Error> {
         let limit = page_size(query.page_size)?;
         let state = query.state.trim();
+        if state == "ready" {
+            return self.ready_list(caller, query).await;
+        }
         if !state.is_empty() && !STATES.contains(&state) {
             return Err(Error::InvalidArgument(format!(
-                "state '{state}' is not one of open, claimed, in_progress, blocked, done (or empty for all but done)"
+                "state '{state}' is not one of open, claimed, in_progress, blocked, done, ready (or empty for all but \
+                 done)"
             )));
         }
         let claimed_by = text::single_line("claimed_by", &query.claimed_by, 0, 100)?;
+        let labels = text::labels("labels", &query.labels)?;
+        let priority = query.priority.map(text::priority).transpose()?;
+        let words = text::words("query", &query.query)?;
         let account = self.account_id(caller, &query.account_id, false).await?;
         let space_id = query.space_id.trim();
         if !space_id.is_empty() {
@@ -234,7 +364,7 @@ impl Service {
         let claimant_key = text::name_key(&claimed_by);
         let filters = json!({
             "list": "work", "account": account, "space": space_id, "document": document_id, "state": state,
-            "claimed_by": claimant_key,
+            "claimed_by": claimant_key, "labels": labels, "priority": priority, "query": words,
         });
         let after = match query.page_token.trim() {
             "" => None,
@@ -247,6 +377,9 @@ impl Service {
             document_id: some(document_id),
             state: some(state),
             claimant_key: some(&claimant_key),
+            labels,
+            priority,
+            words,
             after,
             limit: limit + 1,
         };
@@ -264,7 +397,7 @@ impl Service {
     /// Runs `change` on item `item_id` of the account and stores what it returns (compare-and-swap on the version,
     /// retried from the read when another writer won). Returns the item as it now is and the kinds of the events
     /// written (none when `change` left it as it was).
-    async fn change_item<F>(
+    pub(super) async fn change_item<F>(
         &self,
         caller: &Caller,
         account_id: &str,
@@ -324,6 +457,19 @@ impl Service {
     }
 }
 
+/// The field an event of `work_update` changed.
+fn changed_field(kind: &str) -> &'static str {
+    match kind {
+        "state_changed" => "state",
+        "notes_changed" => "notes",
+        "priority_changed" => "priority",
+        "labels_changed" => "labels",
+        "blockers_changed" => "blocked_by",
+        "parent_changed" => "parent_id",
+        _ => "links",
+    }
+}
+
 /// What a change makes of an item as read.
 enum Decided {
     /// Nothing to write: the item as it is.
@@ -333,7 +479,7 @@ enum Decided {
 }
 
 /// An `item_id` argument, required.
-fn required_id(item_id: &str) -> Result<String, Error> {
+pub(super) fn required_id(item_id: &str) -> Result<String, Error> {
     match item_id.trim() {
         "" => Err(Error::InvalidArgument("item_id is required (work_list lists items)".into())),
         id => Ok(id.to_owned()),
@@ -341,7 +487,7 @@ fn required_id(item_id: &str) -> Result<String, Error> {
 }
 
 /// The log entry for `event` on `row`.
-fn event(row: &ItemRow, caller: &Caller, name: &str, (kind, data): Event, now: i64) -> EventRow {
+pub(super) fn event(row: &ItemRow, caller: &Caller, name: &str, (kind, data): Event, now: i64) -> EventRow {
     EventRow {
         item_id: row.id.clone(),
         seq: 0,

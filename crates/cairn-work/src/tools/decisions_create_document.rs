@@ -21,11 +21,10 @@ pub(crate) struct Params {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_create_document",
-        "Makes a Markdown document at version 1. Its pieces of work are table rows with a State (or Status) and a PRs \
-         column, which work_status checks.",
+        "Makes a Markdown document at version 1; work_status checks its table rows with a State (or Status) and a \
+         PRs column.",
         false,
     )
-    .with_title("Make a document")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -19,10 +19,9 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_create_space",
-        "Makes a space for documents and work items; a name the account has returns that space (created: false).",
+        "Makes a space for documents and work items; an existing name returns that space (created: false).",
         true,
     )
-    .with_title("Make a space")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -28,7 +28,6 @@ pub(crate) fn tool() -> Tool {
          nothing is overwritten.",
         true,
     )
-    .with_title("Update a document")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -1,4 +1,5 @@
-//! `work_claim`: claim a work item, naming yourself; refused, naming the holder, when someone else holds it.
+//! `work_claim`: claim a work item, naming yourself, optionally with a lease; refused, naming the holder, when someone
+//! else holds it.
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::json;
@@ -12,17 +13,18 @@ super::account_params! {
         /// Who claims ("claude-code coordinator").
         claimant: String,
         item_id: String,
+        /// Renew with work_heartbeat or it opens again.
+        lease_seconds: Option<i64>,
     }
 }
 
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_claim",
-        "Claims a work item for `claimant` before working on it. Refused, naming the holder, when someone else holds \
+        "Claims an item for `claimant` before working on it. Refused, naming the holder, when someone else holds \
          it: ask them to hand it off.",
         true,
     )
-    .with_title("Claim work")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {
@@ -30,6 +32,6 @@ pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<Json
         Ok(p) => p,
         Err(error) => return error,
     };
-    let outcome = server.service.claim_item(caller, &p.account_id, &p.item_id, &p.claimant).await;
+    let outcome = server.service.claim_item(caller, &p.account_id, &p.item_id, &p.claimant, p.lease_seconds).await;
     reply(outcome.map(|item| json!({ "item": item })))
 }

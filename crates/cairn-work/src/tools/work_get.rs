@@ -1,4 +1,5 @@
-//! `work_get`: one work item whole (its notes in full) and its history, oldest first.
+//! `work_get`: one work item whole (its notes in full), what it waits for, what waits for it, its children, and its
+//! history, oldest first.
 
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 
@@ -15,10 +16,8 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     read_tool::<Params>(
         "work_get",
-        "Returns a work item whole, notes in full: `{ item, events }`, its history oldest first (who did what, when). \
-         Errors: not_found.",
+        "A work item whole: `{ item, blockers, blocks, children, events }`, notes in full, history oldest first.",
     )
-    .with_title("Read work")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -21,11 +21,10 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_handoff",
-        "Hands an item off with a `note` (done, left) to `to` (or anyone); it is open again, unheld. Do it before a \
-         session ends with work unfinished.",
+        "Hands an item off with a `note` to `to` (or anyone); it opens again, unheld. Do it before a session ends \
+         with work unfinished.",
         false,
     )
-    .with_title("Hand work off")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -13,9 +13,8 @@ super::account_params! {
         /// RFC 3339 (default now).
         #[serde(default)]
         at: String,
-        /// The merge commit, or the commit the service runs.
+        /// The merged commit, or the one a service runs.
         commit: String,
-        /// merged or rolled.
         kind: String,
         /// By number; exactly one for merged.
         pull_requests: Vec<i64>,
@@ -30,11 +29,10 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_record_evidence",
-        "Records evidence work_status checks documents against: `merged` (one pull request merged at a commit) or \
-         `rolled` (a service runs a commit with these pull requests). CI and roll scripts post these.",
+        "Records evidence for work_status: `merged` (a pull request merged at a commit) or `rolled` (a service runs \
+         a commit with these pull requests).",
         true,
     )
-    .with_title("Record evidence")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -20,10 +20,9 @@ pub(crate) struct Params {
 pub(crate) fn tool() -> Tool {
     read_tool::<Params>(
         "work_status",
-        "Checks what is really built: each piece of a document (its tables' rows with a state column) with its \
-         claimed state, the state evidence shows and a finding where they disagree.",
+        "What is really built: each piece of a document (a table row with a state column), its claimed state, the \
+         state evidence shows and a finding where they disagree.",
     )
-    .with_title("Check what is really built")
 }
 
 pub(crate) async fn call(server: &WorkServer, caller: &Caller, args: Option<JsonObject>) -> CallToolResult {

@@ -151,10 +151,13 @@ async fn the_work_tools_mark_their_mandatory_arguments_required() {
     let expected = [
         ("work_create", json!(["space_id", "title"])),
         ("work_claim", json!(["claimant", "item_id"])),
+        ("work_claim_next", json!(["claimant", "space_id"])),
+        ("work_heartbeat", json!(["claimant", "item_id"])),
         ("work_update", json!(["item_id"])),
         ("work_handoff", json!(["item_id", "note"])),
         ("work_list", Value::Null),
         ("work_get", json!(["item_id"])),
+        ("work_ready", json!(["space_id"])),
         ("work_record_evidence", json!(["commit", "kind", "pull_requests", "repository"])),
         ("work_status", json!(["document_id", "space_id"])),
         ("decisions_list_spaces", Value::Null),

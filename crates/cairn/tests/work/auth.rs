@@ -5,21 +5,24 @@ use serde_json::{Value, json};
 
 use crate::support::{ALL, Env, Via, item, space};
 
-const READ_TOOLS: [&str; 6] = [
+const READ_TOOLS: [&str; 7] = [
     "decisions_get_document",
     "decisions_list_documents",
     "decisions_list_spaces",
     "work_get",
     "work_list",
+    "work_ready",
     "work_status",
 ];
-const WRITE_TOOLS: [&str; 8] = [
+const WRITE_TOOLS: [&str; 10] = [
     "decisions_create_document",
     "decisions_create_space",
     "decisions_update_document",
     "work_claim",
+    "work_claim_next",
     "work_create",
     "work_handoff",
+    "work_heartbeat",
     "work_record_evidence",
     "work_update",
 ];

@@ -150,7 +150,7 @@ async fn the_local_stdio_user_acts_as_agent_or_person() {
     agent.ok("work_claim", json!({"item_id": id, "claimant": "local coder"})).await;
     let done = person.ok("work_update", json!({"item_id": id, "state": "done"})).await;
     assert_eq!(done["item"]["done_by"], "local person (person)");
-    assert_eq!(agent.tool_names().await.len(), 14, "the local user holds every scope");
+    assert_eq!(agent.tool_names().await.len(), 17, "the local user holds every scope");
     agent.close().await;
     person.close().await;
 }
