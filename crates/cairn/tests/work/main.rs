@@ -8,12 +8,15 @@
 mod auth;
 #[path = "../common/cairn_serve.rs"]
 mod cairn_serve;
+mod claim_next;
 mod cli;
 mod concurrency;
+mod coordination;
 #[path = "../common/database.rs"]
 mod database;
 mod evidence;
 mod flows;
+mod leases;
 mod malformed;
 mod pagination;
 mod previews;
