@@ -6,7 +6,8 @@
 //! [CLIENTS] [--nodes N] [--database-url URL]` (defaults 100000 items, 8 clients, 1 node, a fresh SQLite file).
 //! Clients are spread over the nodes. Reports the transport's ceiling (a small read-only call), items created per
 //! second, a claim race (every client claims the same items in the same order; each item must have exactly one
-//! winner), claims per second with each client on its own items, and `work_list` latency (first and continued
+//! winner), claims per second with each client on its own items, `work_claim_next` per second with every client
+//! taking from one shared queue (no item may be handed out twice), and `work_list` latency (first and continued
 //! pages, a filtered list) as median / p95 / p99.
 //!
 //! Each client speaks MCP the way hosts do today: `initialize` (protocol 2025-11-25, a session), then one POST per
@@ -276,6 +277,46 @@ async fn main() {
     let took = started.elapsed();
     let total: usize = claimed.iter().sum();
     println!("claims: {total} of {} succeeded; {}", each * clients, rate("successful claims", total, took));
+
+    // Claim-next: every client takes the next ready item of one shared queue until none is left.
+    let queue = pool[0].ok("decisions_create_space", json!({"name": "queue"})).await["space"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let per_queue = (items / 4).min(4000) / clients;
+    join_all(pool.iter().map(|client| {
+        let queue = queue.clone();
+        async move {
+            for i in 0..per_queue {
+                client.ok("work_create", json!({"space_id": queue, "title": format!("queued {i}")})).await;
+            }
+        }
+    }))
+    .await;
+    let started = Instant::now();
+    let taken: Vec<Vec<String>> = join_all(pool.iter().enumerate().map(|(c, client)| {
+        let queue = queue.clone();
+        async move {
+            let mut mine = Vec::new();
+            loop {
+                let next = client.ok("work_claim_next", json!({"space_id": queue, "claimant": format!("taker {c}")})).await;
+                match next["item"]["id"].as_str() {
+                    Some(id) => mine.push(id.to_owned()),
+                    None => break mine,
+                }
+            }
+        }
+    }))
+    .await;
+    let took = started.elapsed();
+    let handed: usize = taken.iter().map(Vec::len).sum();
+    let distinct: std::collections::BTreeSet<&String> = taken.iter().flatten().collect();
+    println!(
+        "claim next: {clients} clients on one queue of {}, {}; handed out twice: {}",
+        per_queue * clients,
+        rate("successful claim_next calls", handed, took),
+        handed - distinct.len()
+    );
 
     // work_list latency on one client.
     let (mut first, mut continued) = (Vec::new(), Vec::new());
