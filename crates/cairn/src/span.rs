@@ -10,13 +10,14 @@ pub fn parse_span(text: &str) -> Result<Duration, String> {
         _ => (text, 's'),
     };
     let n: u64 = number.parse().map_err(|_| format!("'{text}' is not a span: use e.g. 90s, 10m, 2h or 7d"))?;
-    let seconds = match unit {
-        's' => n,
-        'm' => n * 60,
-        'h' => n * 3600,
-        'd' => n * 86_400,
+    let per = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
         _ => return Err(format!("'{text}': the unit is s, m, h or d (e.g. 10m)")),
     };
+    let seconds = n.checked_mul(per).ok_or_else(|| format!("'{text}' is too long a span"))?;
     if seconds == 0 {
         return Err(format!("'{text}': a span is at least one second"));
     }
@@ -35,5 +36,6 @@ mod tests {
         assert!(parse_span("0s").is_err());
         assert!(parse_span("5w").unwrap_err().contains("unit"));
         assert!(parse_span("soon").is_err());
+        assert!(parse_span("99999999999999999d").unwrap_err().contains("too long"));
     }
 }

@@ -127,3 +127,25 @@ async fn an_update_by_the_holder_renews_and_done_ends_the_lease() {
     assert_eq!(beat["item"]["state"], "claimed", "a heartbeat on a claim without a lease changes nothing");
     agent.close().await;
 }
+
+#[tokio::test]
+async fn a_server_default_lease_applies_to_claims_made_without_one() {
+    let env = Env::new();
+    let account = env.account("acme", "").await;
+    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
+    let served = env.server_with(&["--default-lease", "2s"]).await;
+    let agent = Client::http(&served.url("/mcp"), &bearer).await;
+    let space = space(&agent, "Defaults").await;
+    let plain = item(&agent, &space, "Plain claim").await;
+    let long = item(&agent, &space, "Own lease").await;
+    let claimed = agent.ok("work_claim", json!({"item_id": plain, "claimant": "w"})).await;
+    assert!(!claimed["item"]["lease_expires_at"].as_str().unwrap().is_empty(), "the default lease: {claimed}");
+    agent.ok("work_claim", json!({"item_id": long, "claimant": "w", "lease_seconds": 3600})).await;
+    until_open(&agent, &space, &plain).await;
+    assert_eq!(events(&agent, &plain, "lease_expired").await.len(), 1);
+    let kept = agent.ok("work_get", json!({"item_id": long})).await;
+    assert_eq!(kept["item"]["claimant"], "w", "a claim's own lease_seconds wins over the default");
+    agent.close().await;
+    let refused = env.cairn_fails(&["serve", "--default-lease", "soon"]).await;
+    assert!(refused.contains("not a span"), "{refused}");
+}

@@ -45,7 +45,7 @@ impl Env {
 
     fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.env("CAIRN_HOME", self.tmp.path().join("home")).env_remove("CAIRN_TOKEN");
+        cmd.env("CAIRN_HOME", self.tmp.path().join("home")).env_remove("CAIRN_TOKEN").env_remove("CAIRN_URL");
         self.database.apply(&mut cmd);
         cmd
     }
@@ -67,6 +67,18 @@ impl Env {
         let output = self.command().arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
         assert!(!output.status.success(), "cairn work {args:?} succeeded");
         String::from_utf8_lossy(&output.stderr).into_owned()
+    }
+
+    /// `cairn work <args>` with the extra environment `envs`, whatever its outcome: its exit code and output.
+    pub async fn cli_run(&self, args: &[&str], envs: &[(&str, &str)]) -> Ran {
+        let mut cmd = self.command();
+        cmd.arg("work").args(args).envs(envs.iter().copied()).stdin(Stdio::null());
+        let output = cmd.output().await.unwrap();
+        Ran {
+            code: output.status.code().expect("the CLI exits, not killed by a signal"),
+            stdout: String::from_utf8(output.stdout).expect("the CLI prints UTF-8"),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
     }
 
     /// A new account; its id.
@@ -104,9 +116,21 @@ impl Env {
 
     /// Another `cairn serve` process on the same database.
     pub async fn second_server(&self) -> Served {
+        self.server_with(&[]).await
+    }
+
+    /// Another `cairn serve` process on the same database, started with `args`.
+    pub async fn server_with(&self, args: &[&str]) -> Served {
         let mut cmd = self.command();
-        cmd.arg("serve");
+        cmd.arg("serve").args(args);
         Served::start(cmd).await
+    }
+
+    /// `cairn <args>`, which must fail; its stderr.
+    pub async fn cairn_fails(&self, args: &[&str]) -> String {
+        let output = self.command().args(args).stdin(Stdio::null()).output().await.unwrap();
+        assert!(!output.status.success(), "cairn {args:?} succeeded");
+        String::from_utf8_lossy(&output.stderr).into_owned()
     }
 
     /// A client acting with `bearer` over `via`.
@@ -135,6 +159,17 @@ impl Env {
         cmd.args(["work", "mcp", "--as", kind]);
         cmd
     }
+}
+
+/// How a finished `cairn work` command ended ([`Env::cli_run`]).
+#[derive(Debug)]
+pub struct Ran {
+    /// Its exit code.
+    pub code: i32,
+    /// What it printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
 }
 
 /// A connected MCP client.
