@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cairn_store::changes::Change;
 use cairn_store::work::items::{self, EventRow, ItemRow};
 
-use super::items::event;
+use super::items::{event, not_in_space};
 use super::{ATTEMPTS, Service};
 use crate::auth::Caller;
 use crate::error::Error;
@@ -44,9 +44,8 @@ impl Service {
                 if *id == row.id {
                     return Err(Error::InvalidArgument(format!("an item cannot wait for or belong to itself ('{id}')")));
                 }
-                items::get_item(&mut *tx, &account, id).await?.filter(|other| other.space_id == row.space_id).ok_or_else(
-                    || Error::NotFound(format!("work item '{id}' not found in space '{}' (blockers and parents are items of the same space)", row.space_id)),
-                )?;
+                let other = items::get_item(&mut *tx, &account, id).await?;
+                other.filter(|other| other.space_id == row.space_id).ok_or_else(|| not_in_space(id, &row.space_id))?;
             }
             let (edges, parents) = items::space_graph(&mut tx, &row.space_id).await?;
             if !added.is_empty() {
@@ -81,8 +80,9 @@ impl Service {
                 }
             }
             let kinds: Vec<&'static str> = events.iter().map(|(kind, _)| *kind).collect();
+            let by = &caller.display_name;
             let events: Vec<EventRow> =
-                events.into_iter().map(|entry| event(&new, caller, &caller.display_name, entry, new.updated_at)).collect();
+                events.into_iter().map(|entry| event(&new, caller, by, entry, new.updated_at)).collect();
             let changed = items::replace_item(&new, row.version, &events).run(&mut tx).await?;
             if changed.first() != Some(&1) {
                 tx.rollback().await?;

@@ -95,13 +95,15 @@ pub struct ItemUpdate {
 /// One entry of an item's history.
 #[derive(Debug, Clone, Serialize)]
 pub struct ItemEvent {
-    /// 1, 2, … per item.
+    /// 1, 2, … per item; 0 for `evidence`, which is its pull request's, not the item's own log.
     pub seq: i64,
     /// RFC 3339.
     pub at: String,
     /// Who did it: the name the caller gave, or its display name.
     pub by: String,
-    /// `created`, `claimed`, `state_changed`, `notes_changed`, `links_added` or `handed_off`.
+    /// `created`, `claimed`, `state_changed`, `notes_changed`, `links_added`, `priority_changed`, `labels_changed`,
+    /// `blockers_changed`, `parent_changed`, `handed_off`, `unblocked`, `lease_expired`, or `evidence` (a merge or roll
+    /// of a pull request it links to).
     pub kind: String,
     /// What changed (the event's data as recorded).
     pub data: Value,
@@ -200,9 +202,8 @@ impl Service {
 
     /// The item `id` if it is one of space `space` (of `account`); else `not_found`, naming the space.
     pub(super) async fn item_in_space(&self, account: &str, space: &str, id: &str) -> Result<ItemRow, Error> {
-        items::get_item(self.store.pool(), account, id).await?.filter(|row| row.space_id == space).ok_or_else(|| {
-            Error::NotFound(format!("work item '{id}' not found in space '{space}' (blockers and parents are items of the same space)"))
-        })
+        let row = items::get_item(self.store.pool(), account, id).await?;
+        row.filter(|row| row.space_id == space).ok_or_else(|| not_in_space(id, space))
     }
 
     /// `work_claim`: the item held by `claimant`, with a lease of `lease_seconds` (`None`: the server's default
@@ -315,7 +316,7 @@ impl Service {
         let blockers = refs(item::list(&row.blocked_by)).await?;
         let blocks = refs(blocks).await?;
         let children = refs(children).await?;
-        let events = items::events(self.store.pool(), &item_id)
+        let mut events: Vec<ItemEvent> = items::events(self.store.pool(), &item_id)
             .await?
             .into_iter()
             .map(|e| ItemEvent {
@@ -326,7 +327,19 @@ impl Service {
                 data: serde_json::from_str(&e.data).unwrap_or(Value::Null),
             })
             .collect();
-        Ok(ItemHistory { item: WorkItem::from_row(&row), blockers, blocks, children, events })
+        let item = WorkItem::from_row(&row);
+        let linked = self.items_evidence(caller, std::slice::from_ref(&item)).await?;
+        // Each record goes before the first of the item's own events that is later: those keep their order.
+        for pull in linked.into_iter().flatten() {
+            for record in pull.records {
+                let (repository, number) = (&pull.repository, pull.number);
+                let data = json!({"repository": repository, "pull_request": number, "evidence": record.evidence});
+                let at = record.evidence.at.clone();
+                let place = events.iter().position(|e| e.at > at).unwrap_or(events.len());
+                events.insert(place, ItemEvent { seq: 0, at, by: record.recorded_by, kind: "evidence".into(), data });
+            }
+        }
+        Ok(ItemHistory { item, blockers, blocks, children, events })
     }
 
     /// `work_list`: one page of the items matching `query`, latest change first.
@@ -455,6 +468,13 @@ impl Service {
         }
         Err(Error::Internal("the item kept changing while this change was made".into()))
     }
+}
+
+/// The `not_found` of an item named as a blocker or parent that is not one of `space`'s.
+pub(super) fn not_in_space(id: &str, space: &str) -> Error {
+    Error::NotFound(format!(
+        "work item '{id}' not found in space '{space}' (blockers and parents are items of the same space)"
+    ))
 }
 
 /// The field an event of `work_update` changed.

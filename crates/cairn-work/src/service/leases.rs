@@ -41,12 +41,17 @@ impl Service {
     }
 
     /// `work_heartbeat`: the holder `claimant` renews its lease on `item_id` for as long again as it was claimed for.
-    pub async fn heartbeat(&self, caller: &Caller, account_id: &str, item_id: &str, claimant: &str) -> Result<WorkItem, Error> {
+    pub async fn heartbeat(
+        &self,
+        caller: &Caller,
+        account_id: &str,
+        item_id: &str,
+        claimant: &str,
+    ) -> Result<WorkItem, Error> {
         let item_id = super::items::required_id(item_id)?;
         let claimant = text::single_line("claimant", claimant, 1, 100)?;
-        let (row, _) = self
-            .change_item(caller, account_id, &item_id, &claimant, |row, now| item::heartbeat(row, caller, &claimant, now))
-            .await?;
+        let renew = |row: &_, now| item::heartbeat(row, caller, &claimant, now);
+        let (row, _) = self.change_item(caller, account_id, &item_id, &claimant, renew).await?;
         Ok(WorkItem::from_row(&row))
     }
 
@@ -62,7 +67,8 @@ impl Service {
                 home_account_id: account.clone(),
                 scopes: Vec::new(),
             };
-            let (_, kinds) = self.change_item(&sweeper, &account, &id, "cairn", |row, now| Ok(item::expire(row, now))).await?;
+            let expire = |row: &_, now| Ok(item::expire(row, now));
+            let (_, kinds) = self.change_item(&sweeper, &account, &id, "cairn", expire).await?;
             ended += usize::from(!kinds.is_empty());
         }
         Ok(ended)

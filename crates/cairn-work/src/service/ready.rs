@@ -30,11 +30,18 @@ pub struct ClaimedNext {
 
 impl Service {
     /// `work_ready`: up to `page_size` ready items of `space_id` carrying every one of `labels`.
-    pub async fn ready_items(&self, caller: &Caller, space_id: &str, labels: &[String], page_size_arg: i64) -> Result<Vec<WorkItem>, Error> {
+    pub async fn ready_items(
+        &self,
+        caller: &Caller,
+        space_id: &str,
+        labels: &[String],
+        page_size_arg: i64,
+    ) -> Result<Vec<WorkItem>, Error> {
         let limit = page_size(page_size_arg)?;
         let labels = text::labels("labels", labels)?;
         let space = self.space(caller, space_id, false).await?;
-        let filter = ReadyFilter { account_id: space.account_id, space_id: space.id, labels, limit, ..ReadyFilter::default() };
+        let (account_id, space_id) = (space.account_id, space.id);
+        let filter = ReadyFilter { account_id, space_id, labels, limit, ..ReadyFilter::default() };
         let rows = items::ready_items(self.store.pool(), &filter).await?;
         Ok(rows.iter().map(WorkItem::from_row).collect())
     }

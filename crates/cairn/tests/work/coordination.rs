@@ -1,8 +1,8 @@
 //! Work items agents coordinate on, over both transports: a dependency chain becomes ready in order (each item whose
 //! last blocker finishes gets an "unblocked" event), cycles of blockers and of parents are refused naming the cycle
 //! and change nothing, the ready queue orders by priority then age and filters by labels, `work_get` returns an item
-//! whole (notes in full, blockers, what it blocks, children, history), and `work_list` finds items by a word in their
-//! notes, by labels and by priority.
+//! whole (notes in full, blockers, what it blocks, children, history with the evidence about its pull requests), and
+//! `work_list` finds items by a word in their notes, by labels and by priority.
 
 use serde_json::{Value, json};
 
@@ -208,21 +208,27 @@ async fn one_item_whole_and_search(via: Via) {
     assert!(ids(&agent.ok("work_list", json!({"query": "5_0"})).await).is_empty(), "_ is literal, not a wildcard");
 
     agent.ok("work_claim", json!({"item_id": id, "claimant": "worker one"})).await;
-    agent.ok("work_update", json!({"item_id": id, "state": "in_progress", "links": ["https://example.com/pr/1"]})).await;
+    let pull = "https://github.com/acme/web/pull/7";
+    agent.ok("work_update", json!({"item_id": id, "state": "in_progress", "links": [pull]})).await;
+    let merged = json!({"kind": "merged", "repository": "acme/web", "commit": "abc1234", "pull_requests": [7]});
+    agent.ok("work_record_evidence", merged).await;
     agent.ok("work_handoff", json!({"item_id": id, "note": "Done: repro. Left: the fix.", "to": "worker two"})).await;
     let whole = agent.ok("work_get", json!({"item_id": id})).await;
     assert_eq!(whole["item"]["notes"], notes.as_str(), "notes in full");
-    assert_eq!(whole["item"]["links"], json!(["https://example.com/pr/1"]));
+    assert_eq!(whole["item"]["links"], json!([pull]));
     let events = whole["events"].as_array().unwrap();
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds[0], "created");
-    for kind in ["claimed", "state_changed", "handed_off"] {
+    for kind in ["claimed", "state_changed", "links_added", "evidence", "handed_off"] {
         assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
     }
     let handed = events.iter().find(|e| e["kind"] == "handed_off").unwrap();
     assert!(handed.to_string().contains("Done: repro. Left: the fix."), "the note is in the history: {handed}");
     assert!(events.iter().all(|e| !e["at"].as_str().unwrap().is_empty() && !e["by"].as_str().unwrap().is_empty()));
-    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
+    let evidence = events.iter().find(|e| e["kind"] == "evidence").unwrap();
+    assert_eq!((evidence["data"]["pull_request"].as_i64(), evidence["seq"].as_i64()), (Some(7), Some(0)), "{evidence}");
+    assert_eq!(evidence["data"]["evidence"]["commit"], "abc1234");
+    let seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).filter(|seq| *seq > 0).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "oldest first: {seqs:?}");
     agent.fail("work_get", json!({"item_id": "wi_missing"}), "not_found").await;
     agent.close().await;
