@@ -8,7 +8,7 @@
 //! second, a claim race (every client claims the same items in the same order; each item must have exactly one
 //! winner), claims per second with each client on its own items, `work_claim_next` per second with every client
 //! taking from one shared queue (no item may be handed out twice), and `work_list` latency (first and continued
-//! pages, a filtered list) as median / p95 / p99.
+//! pages, a filtered list, a word search) as median / p95 / p99.
 //!
 //! Each client speaks MCP the way hosts do today: `initialize` (protocol 2025-11-25, a session), then one POST per
 //! call on a kept-alive connection, reading each answer's event stream to its end. (rmcp's own client stops reading
@@ -340,6 +340,14 @@ async fn main() {
         filtered.push(started.elapsed());
     }
     println!("work_list, claimed_by one worker: {}", percentiles(filtered));
+    let mut searched = Vec::new();
+    for i in 0..200 {
+        let started = Instant::now();
+        let found = pool[0].ok("work_list", json!({"query": format!("{}-{}", i % clients, 1000 + i)})).await;
+        searched.push(started.elapsed());
+        assert!(!found["items"].as_array().unwrap().is_empty(), "the query finds its item");
+    }
+    println!("work_list, query (a word of one title among {items}): {}", percentiles(searched));
     for (mut server, _) in servers {
         let _ = server.kill().await;
     }
