@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use futures::future::join_all;
 use serde_json::{Value, json};
 
-use crate::support::{ALL, Client, Env, Via, item, space};
+use crate::support::{ALL, Client, Env, Via, item, space, worker};
 
 /// Ten ready items in a new space, one blocked item and one held item that must never be handed out; the space's id
 /// and the ten ids.
@@ -101,10 +101,7 @@ async fn sixteen_agents_on_two_servers_claiming_next_at_once_get_ten_items_and_s
 
 #[tokio::test]
 async fn claim_next_takes_labels_and_a_lease_and_says_why_nothing_is_ready() {
-    let mut env = Env::new();
-    let account = env.account("acme", "").await;
-    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
-    let agent = env.client(Via::Stdio, &bearer).await;
+    let (_env, agent) = worker(Via::Stdio).await;
     let space = space(&agent, "Labels").await;
     let empty = agent.ok("work_claim_next", json!({"space_id": space, "claimant": "w"})).await;
     assert_eq!(empty["item"], Value::Null);

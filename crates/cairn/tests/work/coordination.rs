@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{ALL, Client, Env, Via, item, space};
+use crate::support::{Client, Via, item, space, worker};
 
 /// The ids `work_ready` lists for `space`, in its order.
 async fn ready(client: &Client, space: &str) -> Vec<String> {
@@ -40,10 +40,7 @@ async fn event_kinds(client: &Client, id: &str) -> Vec<String> {
 }
 
 async fn a_chain_becomes_ready_in_order(via: Via) {
-    let mut env = Env::new();
-    let account = env.account("acme", "").await;
-    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
-    let agent = env.client(via, &bearer).await;
+    let (_env, agent) = worker(via).await;
     let (space, other_space) = (space(&agent, "Chain").await, space(&agent, "Elsewhere").await);
     let schema = item(&agent, &space, "Schema").await;
     let api = item_with(&agent, &space, "API", json!({"blocked_by": [schema]})).await;
@@ -116,10 +113,7 @@ async fn a_chain_becomes_ready_in_order_over_http() {
 }
 
 async fn the_ready_queue_and_the_filters(via: Via) {
-    let mut env = Env::new();
-    let account = env.account("acme", "").await;
-    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
-    let agent = env.client(via, &bearer).await;
+    let (_env, agent) = worker(via).await;
     let space = space(&agent, "Queue").await;
     let routine = item_with(&agent, &space, "Routine", json!({"labels": ["backend"]})).await;
     let urgent = item_with(&agent, &space, "Urgent", json!({"priority": 0, "labels": ["backend", "db"]})).await;
@@ -188,10 +182,7 @@ async fn the_ready_queue_orders_by_priority_then_age_over_http() {
 }
 
 async fn one_item_whole_and_search(via: Via) {
-    let mut env = Env::new();
-    let account = env.account("acme", "").await;
-    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
-    let agent = env.client(via, &bearer).await;
+    let (_env, agent) = worker(via).await;
     let space = space(&agent, "Whole").await;
     let notes = format!("{} the paginator drops the last page. {}", "Context. ".repeat(200), "x".repeat(100));
     let id = item_with(&agent, &space, "Fix paging", json!({"notes": notes})).await;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{ALL, Client, Env, Via, item, space};
+use crate::support::{ALL, Client, Env, Via, item, space, worker};
 
 /// The longest a test waits for a lease to run out before giving up (a hang guard, not a timing assertion).
 const GIVE_UP: Duration = Duration::from_secs(60);
@@ -103,10 +103,7 @@ async fn a_lease_runs_out_once_with_two_servers_sweeping() {
 
 #[tokio::test]
 async fn an_update_by_the_holder_renews_and_done_ends_the_lease() {
-    let mut env = Env::new();
-    let account = env.account("acme", "").await;
-    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
-    let agent = env.client(Via::Stdio, &bearer).await;
+    let (_env, agent) = worker(Via::Stdio).await;
     let space = space(&agent, "Renewals").await;
     let id = item(&agent, &space, "Work").await;
     let claimed = agent.ok("work_claim", json!({"item_id": id, "claimant": "w", "lease_seconds": 600})).await;

@@ -223,6 +223,16 @@ impl Client {
     }
 }
 
+/// A fresh home with the account `acme` and its agent `worker` holding every scope, connected over `via`: the home
+/// (keep it while the client is used) and the client.
+pub async fn worker(via: Via) -> (Env, Client) {
+    let mut env = Env::new();
+    let account = env.account("acme", "").await;
+    let bearer = env.bearer(&account, "worker", "agent", ALL).await;
+    let client = env.client(via, &bearer).await;
+    (env, client)
+}
+
 /// A space named `name` made by `client`; its id.
 pub async fn space(client: &Client, name: &str) -> String {
     let made = client.ok("decisions_create_space", json!({"name": name, "description": "for tests"})).await;
