@@ -1,56 +1,33 @@
-//! Work pages: the board (items by state with claimant, hand-off, links and the evidence recorded for the pull
-//! requests they link to — merged / rolled, commit, service, who recorded it and when; claim on open items, block,
-//! resume and finish on held ones, hand-off on the item's page (`work_item.rs`); filters by claimant, space and
-//! text; its columns refresh every few seconds), the documents of every space, and one document with its
-//! `work_status` findings. Item, document and evidence text is untrusted and only ever rendered escaped.
+//! Work pages: the board (items by state with claimant, priority, labels, what they wait for, the lease time left,
+//! hand-off, links and the evidence recorded for the pull requests they link to — merged / rolled, commit, service,
+//! who recorded it and when (`work/card.rs`); claim on open items, block, resume and finish on held ones, hand-off on
+//! the item's page (`work_item.rs`); filters by claimant, space, text, labels and priority, and one column — a state
+//! or the ready queue; its columns refresh every few seconds), the documents of every space, and one document with
+//! its `work_status` findings. Item, document and evidence text is untrusted and only ever rendered escaped.
 //!
 //! The pages act as the principal signed in with a work token, held to its scopes, or else as the local person on a
 //! loopback-only server (`signin.rs`, [`work_caller`]).
+
+pub(super) mod card;
 
 use askama::Template;
 use axum::Form;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
-use cairn_work::{Caller, DocumentSummary, LinkedPullRequest, ListQuery, WORK_READ, WORK_WRITE, WorkItem};
+use cairn_work::{Caller, DocumentSummary, Error, ListQuery, WORK_READ, WORK_WRITE, WorkItem};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::signin::work_caller;
 use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::state::Web;
-use crate::when::Moment;
 use crate::workspace::Workspace;
 
 const STATES: [&str; 5] = ["open", "claimed", "in_progress", "blocked", "done"];
 
 struct Column {
     state: &'static str,
-    cards: Vec<Card>,
-}
-
-/// An item and the evidence about the pull requests it links to.
-struct Card {
-    item: WorkItem,
-    /// Since when its claimant holds it.
-    held: Moment,
-    pulls: Vec<Pull>,
-}
-
-/// One linked pull request: `owner/name#N` and what is recorded about it.
-struct Pull {
-    name: String,
-    records: Vec<Record>,
-}
-
-/// One merged or rolled record, as a card shows it.
-struct Record {
-    kind: String,
-    service: String,
-    commit: String,
-    short_commit: String,
-    at: Moment,
-    recorded_by: String,
-    recorded_at: Moment,
+    cards: Vec<card::Card>,
 }
 
 #[derive(Template)]
@@ -116,29 +93,64 @@ pub(crate) struct BoardParam {
     /// Words the title or notes contain (any case).
     #[serde(default)]
     q: String,
+    /// One column: a state, or `ready` (open, unheld, every blocker done; most urgent first); "" for all five.
+    #[serde(default)]
+    state: String,
+    /// Labels, separated by commas or spaces: items carrying every one.
+    #[serde(default)]
+    labels: String,
+    /// `0` to `4`; "" for any.
+    #[serde(default)]
+    priority: String,
 }
 
 impl BoardParam {
-    /// Whether `item` has the text asked for.
-    fn matches(&self, item: &WorkItem) -> bool {
+    /// Whether `item` has the text and priority asked for (the ready queue filters by labels only).
+    fn matches(&self, item: &WorkItem, priority: Option<i64>) -> bool {
         let words = self.q.to_lowercase();
         let text = format!("{} {}", item.title, item.notes).to_lowercase();
-        words.split_whitespace().all(|word| text.contains(word))
+        words.split_whitespace().all(|word| text.contains(word)) && priority.is_none_or(|p| p == item.priority)
+    }
+
+    /// The labels asked for.
+    fn labels(&self) -> Vec<String> {
+        self.labels.split([',', ' ']).filter(|l| !l.is_empty()).map(str::to_owned).collect()
+    }
+
+    /// The priority asked for, if any.
+    fn priority(&self) -> Result<Option<i64>, PageError> {
+        match self.priority.trim() {
+            "" => Ok(None),
+            p => match p.parse::<i64>() {
+                Ok(p @ 0..=4) => Ok(Some(p)),
+                _ => Err(Error::InvalidArgument(format!("priority must be 0 (most urgent) to 4; it is '{p}'")).into()),
+            },
+        }
     }
 
     /// The filter as a query string (the values percent-encoded).
     fn query(&self) -> String {
-        let encode = |value: &str| -> String {
-            value
-                .bytes()
-                .map(|b| match b {
-                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-                    _ => format!("%{b:02X}"),
-                })
-                .collect()
-        };
-        format!("claimant={}&space={}&q={}", encode(&self.claimant), encode(&self.space), encode(&self.q))
+        let fields = [
+            ("claimant", &self.claimant),
+            ("space", &self.space),
+            ("state", &self.state),
+            ("labels", &self.labels),
+            ("priority", &self.priority),
+            ("q", &self.q),
+        ];
+        fields.iter().map(|(name, value)| format!("{name}={}", encode(value))).collect::<Vec<_>>().join("&")
     }
+}
+
+/// `value` percent-encoded for a query string.
+fn encode(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 /// The claim form of a card.
@@ -150,46 +162,78 @@ pub(crate) struct ClaimForm {
     account_id: String,
 }
 
-fn pull(linked: LinkedPullRequest) -> Pull {
-    let records = linked
-        .records
-        .into_iter()
-        .map(|r| Record {
-            short_commit: r.evidence.commit.chars().take(12).collect(),
-            kind: r.evidence.kind,
-            service: r.evidence.service,
-            commit: r.evidence.commit,
-            at: Moment::of(&r.evidence.at),
-            recorded_by: r.recorded_by,
-            recorded_at: Moment::of(&r.evidence.recorded_at),
-        })
-        .collect();
-    Pull { name: format!("{}#{}", linked.repository, linked.number), records }
-}
-
-/// The board's columns, with the evidence about every card's pull requests read in one go.
+/// The board's columns: all five states, or the one the filter asks for.
 async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<Column>, PageError> {
+    let priority = filter.priority()?;
+    let states: Vec<&'static str> = match filter.state.trim() {
+        "" => STATES.to_vec(),
+        "ready" => {
+            let items = ready(web, caller, filter, priority).await?;
+            return Ok(vec![Column { state: "ready", cards: card::cards(web, caller, items, &filter.space).await? }]);
+        }
+        state => match STATES.iter().find(|s| **s == state) {
+            Some(state) => vec![*state],
+            None => {
+                let message = format!("state '{state}' is not one of ready, {} (or empty for all)", STATES.join(", "));
+                return Err(Error::InvalidArgument(message).into());
+            }
+        },
+    };
     let mut items = Vec::new();
     let mut counts = Vec::new();
-    for state in STATES {
+    for state in states {
         let query = ListQuery {
             state: state.into(),
             page_size: 200,
             claimed_by: filter.claimant.clone(),
             space_id: filter.space.clone(),
+            labels: filter.labels(),
+            priority,
+            query: filter.q.clone(),
             ..ListQuery::default()
         };
-        let listed: Vec<WorkItem> =
-            web.work.list_items(caller, &query).await?.items.into_iter().filter(|item| filter.matches(item)).collect();
+        let listed = web.work.list_items(caller, &query).await?.items;
         counts.push((state, listed.len()));
         items.extend(listed);
     }
-    let evidence = web.work.items_evidence(caller, &items).await?;
-    let mut cards = items
-        .into_iter()
-        .zip(evidence)
-        .map(|(item, pulls)| Card { held: Moment::of(&item.claimed_at), item, pulls: pulls.into_iter().map(pull).collect() });
+    let mut cards = card::cards(web, caller, items, &filter.space).await?.into_iter();
     Ok(counts.into_iter().map(|(state, count)| Column { state, cards: cards.by_ref().take(count).collect() }).collect())
+}
+
+/// The ready queue of the filter's space, or of every space of the account merged (most urgent first, then oldest),
+/// with the filter's text and priority; nothing when it asks for a claimant, since nobody holds a ready item.
+async fn ready(
+    web: &Web,
+    caller: &Caller,
+    filter: &BoardParam,
+    priority: Option<i64>,
+) -> Result<Vec<WorkItem>, PageError> {
+    if !filter.claimant.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    let spaces = match filter.space.trim() {
+        "" => all_spaces(web, caller).await?.into_iter().map(|(id, _)| id).collect(),
+        space => vec![space.to_owned()],
+    };
+    let mut items = Vec::new();
+    for space in spaces {
+        items.extend(web.work.ready_items(caller, &space, &filter.labels(), 200).await?);
+    }
+    items.retain(|item| filter.matches(item, priority));
+    items.sort_by(|a, b| (a.priority, &a.created_at).cmp(&(b.priority, &b.created_at)));
+    Ok(items)
+}
+
+/// `(id, name)` of every space of the caller's account.
+async fn all_spaces(web: &Web, caller: &Caller) -> Result<Vec<(String, String)>, PageError> {
+    let listed = web.work.list_spaces(caller, "", 200, "").await?;
+    let spaces = listed["spaces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s["name"].as_str().unwrap_or_default().to_owned()))
+        .collect();
+    Ok(spaces)
 }
 
 /// `GET /work`.
@@ -204,13 +248,7 @@ pub(crate) async fn board(
         let csrf = web.csrf.token(&visit.headers);
         return Ok(html(&BoardFragment { csrf, columns }));
     }
-    let listed = web.work.list_spaces(&caller, "", 200, "").await?;
-    let spaces = listed["spaces"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| (s["id"].as_str().unwrap_or_default().to_owned(), s["name"].as_str().unwrap_or_default().to_owned()))
-        .collect();
+    let spaces = all_spaces(&web, &caller).await?;
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
     let query = q.query();
     let page = BoardPage {
@@ -283,8 +321,8 @@ pub(crate) async fn document(
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
-    let page =
-        DocumentPage { layout: layout.clone(), title: doc.title, version: doc.version, body: doc.body, pieces, status_error };
+    let (title, version, body) = (doc.title, doc.version, doc.body);
+    let page = DocumentPage { layout: layout.clone(), title, version, body, pieces, status_error };
     Ok(html(&page))
 }
 

@@ -200,8 +200,10 @@ try {
   await page.fill('#handoff-to', 'ada');
   await page.click('#handoff button[type="submit"]');
   await page.locator('#item-state[data-state="open"]').waitFor();
-  check((await page.locator('#history tr[data-kind="handed_off"]').textContent()).includes('handed it off to ada: Screenshots taken'),
-    'a hand-off from the item page reopens it and is in its history');
+  const handedOff = page.locator('#history tr[data-kind="handed_off"]');
+  check((await handedOff.locator('.what').textContent()) === 'handed it off to ada'
+    && (await handedOff.locator('.note').textContent()).startsWith('Screenshots taken'),
+    'a hand-off from the item page reopens it and is in its history, with its note');
   await page.goto(`${base}/work`);
   await card.locator('button[value="done"]').click();
   await page.locator(`[data-state="done"] .card[data-item="${itemId}"]`).waitFor({ timeout: 20000 });
