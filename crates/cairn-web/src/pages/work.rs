@@ -169,7 +169,7 @@ async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<
         "" => STATES.to_vec(),
         "ready" => {
             let items = ready(web, caller, filter, priority).await?;
-            return Ok(vec![Column { state: "ready", cards: card::cards(web, caller, items, &filter.space).await? }]);
+            return Ok(vec![Column { state: "ready", cards: card::cards(web, caller, items).await? }]);
         }
         state => match STATES.iter().find(|s| **s == state) {
             Some(state) => vec![*state],
@@ -196,7 +196,7 @@ async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<
         counts.push((state, listed.len()));
         items.extend(listed);
     }
-    let mut cards = card::cards(web, caller, items, &filter.space).await?.into_iter();
+    let mut cards = card::cards(web, caller, items).await?.into_iter();
     Ok(counts.into_iter().map(|(state, count)| Column { state, cards: cards.by_ref().take(count).collect() }).collect())
 }
 

@@ -301,21 +301,9 @@ impl Service {
             .await?
             .ok_or_else(|| Error::not_found("work item", &item_id))?;
         let (blocks, children) = items::dependents(self.store.pool(), &item_id).await?;
-        let refs = |ids: Vec<String>| {
-            let account = account.clone();
-            async move {
-                let mut out = Vec::new();
-                for id in ids {
-                    if let Some(row) = items::get_item(self.store.pool(), &account, &id).await? {
-                        out.push(ItemRef { id: row.id, title: row.title, state: row.state, claimant: row.claimant });
-                    }
-                }
-                Ok::<_, Error>(out)
-            }
-        };
-        let blockers = refs(item::list(&row.blocked_by)).await?;
-        let blocks = refs(blocks).await?;
-        let children = refs(children).await?;
+        let blockers = self.refs(&account, &item::list(&row.blocked_by)).await?;
+        let blocks = self.refs(&account, &blocks).await?;
+        let children = self.refs(&account, &children).await?;
         let mut events: Vec<ItemEvent> = items::events(self.store.pool(), &item_id)
             .await?
             .into_iter()
@@ -340,6 +328,30 @@ impl Service {
             }
         }
         Ok(ItemHistory { item, blockers, blocks, children, events })
+    }
+
+    /// The items of the caller's account among `ids`, in that order, each once (ids of nothing are left out): what a
+    /// page shows of the items others wait for.
+    pub async fn item_refs(&self, caller: &Caller, ids: &[String]) -> Result<Vec<ItemRef>, Error> {
+        let account = self.account_id(caller, "", false).await?;
+        let mut unique: Vec<String> = Vec::new();
+        for id in ids {
+            if !unique.contains(id) {
+                unique.push(id.clone());
+            }
+        }
+        self.refs(&account, &unique).await
+    }
+
+    /// The items of `account` among `ids`, in that order.
+    async fn refs(&self, account: &str, ids: &[String]) -> Result<Vec<ItemRef>, Error> {
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(row) = items::get_item(self.store.pool(), account, id).await? {
+                out.push(ItemRef { id: row.id, title: row.title, state: row.state, claimant: row.claimant });
+            }
+        }
+        Ok(out)
     }
 
     /// `work_list`: one page of the items matching `query`, latest change first.

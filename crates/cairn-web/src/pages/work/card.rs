@@ -3,11 +3,11 @@
 //! left ("lease: 4m 10s left"). The time left is worked out on the server from `lease_expires_at` and now, so the
 //! pages need no script for it; the live refresh re-renders it.
 //!
-//! It decides nothing itself: which blockers are unfinished is what the facade's `work_list` says of them.
+//! It decides nothing itself: which blockers are unfinished is what the facade's `item_refs` says of them.
 
 use std::collections::HashMap;
 
-use cairn_work::{Caller, LinkedPullRequest, ListQuery, WorkItem};
+use cairn_work::{Caller, LinkedPullRequest, WorkItem};
 use chrono::{DateTime, Utc};
 
 use super::super::PageError;
@@ -102,17 +102,24 @@ fn pull(linked: LinkedPullRequest) -> Pull {
     Pull { name: format!("{}#{}", linked.repository, linked.number), records }
 }
 
-/// The cards of `items` (of the caller's account; of space `space` when it is not ""): the evidence about their
-/// pull requests read in one go, and the unfinished items of the account read once if any card waits for some.
+/// The cards of `items` (of the caller's account): the evidence about their pull requests read in one go, and the
+/// items the cards wait for read once each.
 pub(crate) async fn cards(
     web: &Web,
     caller: &Caller,
     items: Vec<WorkItem>,
-    space: &str,
 ) -> Result<Vec<Card>, PageError> {
     let evidence = web.work.items_evidence(caller, &items).await?;
-    let waiting = items.iter().any(|item| item.state != "done" && !item.blocked_by.is_empty());
-    let unfinished = if waiting { unfinished(web, caller, space).await? } else { HashMap::new() };
+    let waited_for: Vec<String> =
+        items.iter().filter(|item| item.state != "done").flat_map(|item| item.blocked_by.iter().cloned()).collect();
+    let unfinished: HashMap<String, Blocker> = web
+        .work
+        .item_refs(caller, &waited_for)
+        .await?
+        .into_iter()
+        .filter(|blocker| blocker.state != "done")
+        .map(|b| (b.id.clone(), Blocker { id: b.id, title: b.title, state: b.state }))
+        .collect();
     let now = Utc::now();
     let cards = items
         .into_iter()
@@ -132,22 +139,6 @@ pub(crate) async fn cards(
         })
         .collect();
     Ok(cards)
-}
-
-/// Every item of the caller's account (of `space` when it is not "") that is not done, by id.
-async fn unfinished(web: &Web, caller: &Caller, space: &str) -> Result<HashMap<String, Blocker>, PageError> {
-    let mut found = HashMap::new();
-    let mut query = ListQuery { space_id: space.to_owned(), page_size: 200, ..ListQuery::default() };
-    loop {
-        let page = web.work.list_items(caller, &query).await?;
-        for item in page.items {
-            found.insert(item.id.clone(), Blocker { id: item.id, title: item.title, state: item.state });
-        }
-        if page.next_page_token.is_empty() {
-            return Ok(found);
-        }
-        query.page_token = page.next_page_token;
-    }
 }
 
 #[cfg(test)]
