@@ -19,7 +19,11 @@ pub mod serve_cli;
 pub mod setup;
 pub mod span;
 pub mod transfer_cli;
+mod work_calls;
 pub mod work_cli;
+pub mod work_items_cli;
+pub mod work_options;
+mod work_remote;
 
 use clap::{Parser, Subcommand};
 
@@ -66,7 +70,8 @@ pub enum Command {
     /// The Roscoe-compatible workflow server and its command line (same commands as `roscoe`).
     #[command(after_help = roscoe_cli::exit::EXIT_CODES)]
     Roscoe(roscoe_cli::RoscoeArgs),
-    /// The work surface: work items and decisions over MCP on stdio (`work mcp`), accounts and tokens.
+    /// The work surface: work items and decisions over MCP on stdio (`work mcp`), accounts and tokens, and work
+    /// items and evidence from the command line (`work items …`, `work evidence …`).
     Work(work_cli::WorkArgs),
 }
 

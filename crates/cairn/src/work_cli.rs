@@ -2,16 +2,19 @@
 //! one local user (or the holder of `CAIRN_TOKEN`); `account` and `token` manage who may use the HTTP endpoint.
 //! Results are printed as one JSON object on stdout, or with `--quiet` / `--format id` only the id of what was made
 //! or listed (one a line), so `ACC=$(cairn work account create --name Team -q)` works; a token's secret is printed
-//! once (`--format token` prints only it) and only its hash is kept.
+//! once (`--format token` prints only it) and only its hash is kept. `items …` and `evidence …` work on items and
+//! record evidence, locally or against a server's REST API ([`crate::work_items_cli`]).
 
 use anyhow::{Context, bail};
 use cairn_store::Store;
 use cairn_store::work::accounts::AccountRow;
 use cairn_work::{Kind, Scope, Service, WorkServer};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::home::cairn_home;
+use crate::work_items_cli::{self, Actor, EXIT_CODES, EvidenceCommand, ItemsCommand};
+use crate::work_options::{Format, KindArg, Output, caller, show};
 
 /// `cairn work` options and command.
 #[derive(Debug, Args)]
@@ -49,41 +52,28 @@ pub enum WorkCommand {
         #[command(subcommand)]
         command: TokenCommand,
     },
-}
-
-/// How a command prints its result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// One JSON object (the default).
-    Json,
-    /// Only the id of what was made, changed or listed, one a line.
-    Id,
-    /// Only the bearer token (`token create`).
-    Token,
-}
-
-/// The output options every account and token command takes.
-#[derive(Debug, Clone, Args)]
-pub struct Output {
-    /// What to print: json (the default), id, or token (only `token create`: the bearer token alone).
-    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with_all = ["quiet", "json"])]
-    pub format: Option<Format>,
-    /// Print only the id (the same as `--format id`).
-    #[arg(short, long, conflicts_with = "json")]
-    pub quiet: bool,
-    /// Print one JSON object (the default; the same as `--format json`).
-    #[arg(long)]
-    pub json: bool,
-}
-
-impl Output {
-    fn format(&self) -> Format {
-        match (self.format, self.quiet) {
-            (Some(format), _) => format,
-            (None, true) => Format::Id,
-            (None, false) => Format::Json,
-        }
-    }
+    /// Work items from the command line or a CI script: list, ready, show, create, claim, heartbeat, next, update,
+    /// handoff, done — on the local database, or with `--url` through a server's REST API.
+    #[command(after_help = EXIT_CODES)]
+    Items {
+        /// Who acts, and where.
+        #[command(flatten)]
+        actor: Actor,
+        /// The items command (boxed: it is the largest of the `cairn` commands).
+        #[command(subcommand)]
+        command: Box<ItemsCommand>,
+    },
+    /// Record evidence for work_status from CI: a pull request `merged` at a commit, or a commit `rolled` out to a
+    /// service — on the local database, or with `--url` through a server's REST API.
+    #[command(after_help = EXIT_CODES)]
+    Evidence {
+        /// Who acts, and where.
+        #[command(flatten)]
+        actor: Actor,
+        /// The evidence command (boxed, as items is).
+        #[command(subcommand)]
+        command: Box<EvidenceCommand>,
+    },
 }
 
 /// `cairn work account …`.
@@ -184,30 +174,21 @@ pub enum TokenCommand {
     },
 }
 
-/// A principal kind on the command line.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum KindArg {
-    /// A human.
-    Person,
-    /// An AI agent.
-    Agent,
-    /// A CI or roll script.
-    Service,
-}
-
-impl From<KindArg> for Kind {
-    fn from(kind: KindArg) -> Kind {
-        match kind {
-            KindArg::Person => Kind::Person,
-            KindArg::Agent => Kind::Agent,
-            KindArg::Service => Kind::Service,
-        }
-    }
-}
-
 /// Runs a work command.
 pub async fn run(args: WorkArgs) -> anyhow::Result<()> {
+    if let Some(output) = args.command.output()
+        && output.format() == Format::Token
+        && !matches!(args.command, WorkCommand::Token { command: TokenCommand::Create { .. } })
+    {
+        bail!("--format token is only for `cairn work token create`; use json or id");
+    }
     let url = args.database_url.unwrap_or_else(|| Store::default_url(&cairn_home()));
+    match args.command {
+        // These open the database only when they use it (not with --url).
+        WorkCommand::Items { actor, command } => return work_items_cli::items(&url, actor, *command).await,
+        WorkCommand::Evidence { actor, command } => return work_items_cli::evidence(&url, actor, *command).await,
+        _ => {}
+    }
     let store = Store::open(&url).await.context("cairn work needs its database")?;
     let service = Service::new(store.clone());
     let outcome = command(service, args.command).await;
@@ -216,21 +197,10 @@ pub async fn run(args: WorkArgs) -> anyhow::Result<()> {
 }
 
 async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
-    if let Some(output) = command.output()
-        && output.format() == Format::Token
-        && !matches!(command, WorkCommand::Token { command: TokenCommand::Create { .. } })
-    {
-        bail!("--format token is only for `cairn work token create`; use json or id");
-    }
     match command {
+        WorkCommand::Items { .. } | WorkCommand::Evidence { .. } => unreachable!("run before the database opens"),
         WorkCommand::Mcp { kind, token } => {
-            let caller = match token.filter(|t| !t.trim().is_empty()) {
-                Some(token) => match service.authenticate(&token).await? {
-                    Some(caller) => caller,
-                    None => bail!("CAIRN_TOKEN is not a valid token (unknown, expired or revoked)"),
-                },
-                None => service.local_caller(kind.into()).await?,
-            };
+            let caller = caller(&service, token, kind).await?;
             service.sweep_leases();
             cairn_mcp::serve_stdio(WorkServer::local(service, caller)).await?;
         }
@@ -305,21 +275,13 @@ fn account_json(account: &AccountRow) -> serde_json::Value {
     })
 }
 
-/// Prints a command's result as `output` asks: `json`, the `ids` one a line, or the bearer `token` of a new token.
-fn show(output: &Output, json: serde_json::Value, ids: Vec<String>, token: Option<String>) {
-    match (output.format(), token) {
-        (Format::Json, _) => println!("{json}"),
-        (Format::Id, _) => ids.iter().for_each(|id| println!("{id}")),
-        (Format::Token, Some(token)) => println!("{token}"),
-        (Format::Token, None) => unreachable!("checked before the command ran"),
-    }
-}
-
 impl WorkCommand {
     /// The output options of a command that prints a result (every one but `mcp`).
     fn output(&self) -> Option<&Output> {
         match self {
             WorkCommand::Mcp { .. } => None,
+            WorkCommand::Items { command, .. } => Some(command.output()),
+            WorkCommand::Evidence { command, .. } => Some(command.output()),
             WorkCommand::Account { command } => match command {
                 AccountCommand::Create { output, .. }
                 | AccountCommand::List { output }

@@ -16,6 +16,7 @@ mod coordination;
 mod database;
 mod evidence;
 mod flows;
+mod items_cli;
 mod leases;
 mod malformed;
 mod pagination;
