@@ -280,8 +280,8 @@ pub enum EvidenceCommand {
     /// Record that a pull request merged at a commit (`{"evidence", "created"}`). A repeat changes nothing; the
     /// same pull request at another commit is a conflict (exit 3).
     Merged {
-        /// `owner/name`.
-        #[arg(long, value_name = "OWNER/NAME")]
+        /// `owner/name`; default: the account's default repository.
+        #[arg(long, value_name = "OWNER/NAME", default_value = "")]
         repository: String,
         /// The pull request's number.
         #[arg(long, value_name = "N")]
@@ -305,8 +305,8 @@ pub enum EvidenceCommand {
         /// The pull requests the commit carries, comma-separated.
         #[arg(long, value_delimiter = ',', value_name = "N,N", required = true)]
         prs: Vec<i64>,
-        /// `owner/name` of the commit.
-        #[arg(long, value_name = "OWNER/NAME")]
+        /// `owner/name` of the commit; default: the account's default repository.
+        #[arg(long, value_name = "OWNER/NAME", default_value = "")]
         repository: String,
         /// When, in which account, and how to print the result.
         #[command(flatten)]

@@ -29,7 +29,7 @@ pub struct EvidenceInput {
     pub account_id: String,
     /// `merged` or `rolled`.
     pub kind: String,
-    /// `owner/name`.
+    /// `owner/name`; "" = the account's default repository.
     pub repository: String,
     /// 7 to 64 hex digits.
     pub commit: String,
@@ -125,6 +125,13 @@ fn check(input: &EvidenceInput, now: i64) -> Result<Checked, Error> {
     if kind != "merged" && kind != "rolled" {
         return Err(Error::InvalidArgument(format!("kind '{kind}' is not \"merged\" or \"rolled\"")));
     }
+    if input.repository.trim().is_empty() {
+        return Err(Error::InvalidArgument(
+            "repository is required (\"owner/name\"), or give the account a default repository (cairn work account \
+             update --default-repository)"
+                .into(),
+        ));
+    }
     let repository = text::repository("repository", &input.repository)?;
     let commit = input.commit.trim().to_lowercase();
     if !(7..=64).contains(&commit.len()) || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -174,11 +181,18 @@ fn check(input: &EvidenceInput, now: i64) -> Result<Checked, Error> {
 
 impl Service {
     /// `work_record_evidence`: `{evidence, created, added}`. Repeats are no-ops (or add pull requests to a roll); a
-    /// merge recorded at another commit is a `conflict`.
+    /// merge recorded at another commit is a `conflict`. An empty repository is the account's default one.
     pub async fn record_evidence(&self, caller: &Caller, input: &EvidenceInput) -> Result<Value, Error> {
         let now = now_ms();
-        let checked = check(input, now)?;
         let account = self.account(caller, &input.account_id, true).await?;
+        let defaulted;
+        let input = if input.repository.trim().is_empty() && !account.default_repository.is_empty() {
+            defaulted = EvidenceInput { repository: account.default_repository.clone(), ..input.clone() };
+            &defaulted
+        } else {
+            input
+        };
+        let checked = check(input, now)?;
         let (display, key) = &checked.repository;
         for _ in 0..ATTEMPTS {
             let mut tx = self.store.begin_write().await?;

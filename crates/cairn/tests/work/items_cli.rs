@@ -274,8 +274,9 @@ async fn evidence_from_a_ci_script_shows_in_work_status() {
     let local_merge = ["evidence", "merged", "--repository", "acme/web", "--pr", "743", "--commit", "def5678"];
     assert_eq!(local.ok(&local_merge).await["created"], true);
     let rolled = ["evidence", "rolled", "--service", "web", "--commit", "def5678", "--prs", "743"];
-    let rolled = remote.ok(&[&rolled[..], &["--repository", "acme/web"]].concat()).await;
+    let rolled = remote.ok(&rolled).await;
     assert_eq!(two(&rolled["evidence"], "kind", "service"), ("rolled", "web"));
+    assert_eq!(rolled["evidence"]["repository"], "acme/web", "the account's default repository");
     let bad = ["evidence", "merged", "--repository", "acme", "--pr", "1", "--commit", "abc1234"];
     let stderr = remote.fails(&bad, 1).await;
     assert!(stderr.contains("not a repository"), "{stderr}");
