@@ -191,7 +191,10 @@ impl Repo {
         cmd.stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() });
         let mut child = cmd.spawn().unwrap();
         if let Some(text) = stdin {
-            child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+            // A command that refuses before reading its input may close the pipe first.
+            if let Err(error) = child.stdin.take().unwrap().write_all(text.as_bytes()) {
+                assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "{error}");
+            }
         }
         child.wait_with_output().unwrap()
     }
