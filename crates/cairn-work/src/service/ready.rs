@@ -1,7 +1,8 @@
 //! The ready queue: the open items of a space nobody holds whose blockers are all done, most urgent first, then
 //! oldest; and `work_claim_next`, which claims the first of them for the caller. Each claim is the ordinary
 //! compare-and-swap of [`Service::claim_item`], so two agents asking at once get two different items: the one that
-//! loses the swap on an item moves on to the next.
+//! loses an item moves on. It moves on from a place of its own in the candidates ([`try_order`]), so that agents
+//! racing for the head of the queue spread over it instead of all losing the second item, then the third.
 
 use cairn_store::work::items::{self, ReadyFilter};
 use serde::Serialize;
@@ -85,7 +86,7 @@ impl Service {
         };
         for _ in 0..READS {
             let candidates = items::ready_items(self.store.pool(), &filter).await?;
-            for candidate in &candidates {
+            for candidate in try_order(candidates.len(), random()).map(|at| &candidates[at]) {
                 let claimed = self
                     .change_item(caller, &space.account_id, &candidate.id, &claimant, |row, now| {
                         // Still ready? Its blockers were all done when listed, and done is for good: it is unless
@@ -122,5 +123,39 @@ impl Service {
             space.id
         );
         Ok(ClaimedNext { item: None, reason })
+    }
+}
+
+/// The order in which `work_claim_next` tries `n` candidates: the first (the queue's head, so that a caller alone
+/// gets exactly what `work_ready` lists first), then the others from `start` on, wrapping around: every candidate
+/// once.
+fn try_order(n: usize, start: usize) -> impl Iterator<Item = usize> {
+    let rest = n.saturating_sub(1).max(1);
+    (0..n).map(move |i| if i == 0 { 0 } else { 1 + (start + i - 1) % rest })
+}
+
+/// A random number, for [`try_order`].
+fn random() -> usize {
+    let mut bytes = [0u8; 8];
+    crate::ids::fill_random(&mut bytes);
+    u64::from_le_bytes(bytes) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_head_first_then_every_other_candidate_once_from_anywhere() {
+        for n in 0..6 {
+            for start in 0..10 {
+                let order: Vec<usize> = try_order(n, start).collect();
+                let mut sorted = order.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (0..n).collect::<Vec<_>>(), "n {n}, start {start}: {order:?}");
+                assert!(order.first().is_none_or(|first| *first == 0));
+            }
+        }
+        assert_eq!(try_order(5, 2).collect::<Vec<_>>(), [0, 3, 4, 1, 2]);
     }
 }
