@@ -174,13 +174,11 @@ fn changing(row: &ItemRow) -> Vec<Value> {
 /// The statement that inserts `row`.
 fn insert_statement(batch: &mut Batch, row: &ItemRow) {
     batch.push(
-        format!(
-            "INSERT INTO work_items (id, account_id, space_id, document_id, title, lease_expires_at, lease_ms, \
-             priority, labels, parent_id, blocked_by, notes, links, state, claimant, claimant_key, claimant_kind, \
-             claimant_principal_id, claimed_at, handoff, handoff_to_key, created_by, created_at, updated_at, done_at, \
-             done_by, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
-             $19, $20, $21, $22, $23, $24, $25, $26, $27)"
-        ),
+        "INSERT INTO work_items (id, account_id, space_id, document_id, title, lease_expires_at, lease_ms, \
+         priority, labels, parent_id, blocked_by, notes, links, state, claimant, claimant_key, claimant_kind, \
+         claimant_principal_id, claimed_at, handoff, handoff_to_key, created_by, created_at, updated_at, done_at, \
+         done_by, version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, \
+         $19, $20, $21, $22, $23, $24, $25, $26, $27)",
         [
             vec![
                 (&row.id).into(),
