@@ -19,7 +19,7 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_create_space",
-        "Makes a space for documents and work items; an existing name returns that space (created: false).",
+        "Makes a space for documents and work items; an existing name returns it (created: false).",
         true,
     )
 }

@@ -24,8 +24,8 @@ pub(crate) struct Params {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "decisions_update_document",
-        "Changes a document's title or body from `base_version`; a document changed since is refused (conflict) and \
-         nothing is overwritten.",
+        "Changes a document's title or body from `base_version`; one changed since is a conflict, nothing \
+         overwritten.",
         true,
     )
 }

@@ -17,7 +17,7 @@ super::account_params! {
 pub(crate) fn tool() -> Tool {
     write_tool::<Params>(
         "work_heartbeat",
-        "Renews the lease on an item you hold for as long again.",
+        "Renews your lease on an item for as long again.",
         true,
     )
 }

@@ -13,7 +13,6 @@ super::account_params! {
         /// RFC 3339 (default now).
         #[serde(default)]
         at: String,
-        /// The merged commit, or the one a service runs.
         commit: String,
         kind: String,
         /// By number; exactly one for merged.

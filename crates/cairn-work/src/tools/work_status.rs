@@ -20,8 +20,8 @@ pub(crate) struct Params {
 pub(crate) fn tool() -> Tool {
     read_tool::<Params>(
         "work_status",
-        "What is really built: each piece of a document (a table row with a state column), its claimed state, the \
-         state evidence shows and a finding where they disagree.",
+        "What is really built: a document's pieces (table rows with a state column), each with its claimed state, \
+         the state evidence shows and a finding where they disagree.",
     )
 }
 
