@@ -48,9 +48,14 @@ impl Named {
     }
 }
 
-/// Prints the completion script.
-pub fn run(args: CompletionsArgs) {
+/// Prints the completion script (all of it, or as much as a reader that stops early takes).
+pub fn run(args: CompletionsArgs) -> std::io::Result<()> {
     let mut command = args.program.command();
     let name = command.get_name().to_owned();
-    clap_complete::generate(args.shell, &mut command, name, &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, name, &mut script);
+    match std::io::Write::write_all(&mut std::io::stdout().lock(), &script) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        outcome => outcome,
+    }
 }

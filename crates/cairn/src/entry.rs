@@ -39,6 +39,7 @@ impl Program {
 
 /// Parses this process's command line as the program its name picks, runs it and gives its exit code.
 pub async fn main() -> ExitCode {
+    crate::closed_pipe::end_quietly_when_the_reader_goes();
     let args: Vec<OsString> = std::env::args_os().collect();
     let program = args.first().map_or(Program::Cairn, Program::of);
     let outcome = match program {
@@ -73,6 +74,7 @@ pub async fn main() -> ExitCode {
 /// sets, so the linker leaves them out and `deepwork serve` maps far less code (its peak memory is mostly the
 /// program's own pages; docs/benchmarks.md).
 pub async fn deepwork_main() -> ExitCode {
+    crate::closed_pipe::end_quietly_when_the_reader_goes();
     let cli = deepwork_cli::DeepworkCli::parse();
     if let Err(error) = crate::init_tracing(SERVER_LOGS) {
         return logging_failed(&error);

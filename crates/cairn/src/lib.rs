@@ -6,6 +6,7 @@
 //! program is started as picks the tree ([`entry`]). `cairn setup <host>` and `deepwork setup <host>` are one command
 //! ([`setup`]); `cairn completions` and `cairn man` are generated from these definitions.
 
+mod closed_pipe;
 pub mod completions;
 pub mod db_cli;
 pub mod deepwork_cli;
@@ -88,10 +89,7 @@ pub async fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Db(args) => db_cli::run(args).await,
         Command::Deepwork { command } => deepwork_cli::run(command).await,
-        Command::Completions(args) => {
-            completions::run(args);
-            Ok(())
-        }
+        Command::Completions(args) => Ok(completions::run(args)?),
         Command::Man(args) => man_pages::run(args),
         Command::Roscoe(args) => roscoe_cli::run(args).await,
         Command::Export(args) => transfer_cli::export(args).await,

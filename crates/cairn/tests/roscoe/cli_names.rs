@@ -1,5 +1,6 @@
 //! The program as installed: a symlink or hard link named `roscoe` or `deepwork` to `cairn` picks that command set,
-//! shell completions and man pages come from the clap definitions, and `--help` documents the exit codes.
+//! shell completions and man pages come from the clap definitions, `--help` documents the exit codes, and a reader
+//! that stops early (`| head`) ends a command quietly.
 
 use std::path::Path;
 
@@ -76,4 +77,25 @@ async fn completions_and_man_pages_are_generated() {
     }
     let run_page = std::fs::read_to_string(pages.join("roscoe-run.1")).unwrap();
     assert!(run_page.contains("detach") && run_page.contains("Exit codes"), "{run_page}");
+}
+
+#[tokio::test]
+async fn a_reader_that_stops_early_ends_the_command_quietly() {
+    let env = Env::new();
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    for args in [&["completions", "bash"][..], &["roscoe", "docs", "show", "reference/cli"], &["--help"]] {
+        let mut child = env
+            .cli(cairn, args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // `… | head -0`: the reader is gone before anything is printed.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "cairn {args:?}: {stderr}");
+        assert!(!stderr.contains("panicked") && !stderr.contains("Broken pipe"), "cairn {args:?}: {stderr}");
+    }
 }
