@@ -13,7 +13,8 @@ use serde_json::Value;
 
 use crate::support::Env;
 
-/// Two workflow steps' worth of work, then a person's decision: script → condition → human → script.
+/// Two workflow steps' worth of work, then a person's decision: script → condition → human → script. The README
+/// shows it (`the_readme_shows_the_release_workflow_the_tests_run`).
 pub const RELEASE: &str = "name: release\ndescription: Builds, checks, asks, ships\ninitial: build\nnodes:\n  build:\n    type: script\n    config: { command: \"echo '{\\\"tests\\\": 3}'\" }\n    transitions: { success: check, failure: $fail }\n  check:\n    type: condition\n    config: { expression: \"build.json.tests > 2\" }\n    transitions: { \"true\": review, \"false\": $fail }\n  review:\n    type: human\n    config: { prompt: \"Ship the build?\", labels: { approve: \"Ship it\", reject: \"Hold it\" } }\n    transitions: { approve: ship, reject: $fail }\n  ship:\n    type: script\n    config: { command: \"echo shipped\" }\n    transitions: { success: $end, failure: $fail }\n";
 
 /// What a finished command did.
@@ -132,4 +133,12 @@ impl OnTerminal {
         let screen = self.screen.lock().unwrap().clone();
         (status.code().expect("an exit code"), stdout, screen)
     }
+}
+
+#[test]
+fn the_readme_shows_the_release_workflow_the_tests_run() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    let (_, after) = readme.split_once("`.roscoe/workflows/release.yaml` in a git repository:\n\n```yaml\n").unwrap();
+    let (shown, _) = after.split_once("```").unwrap();
+    assert_eq!(shown, RELEASE, "the README's release.yaml is the workflow `roscoe run release` is tested with");
 }
