@@ -1,5 +1,5 @@
-//! `roscoe docs search | show`: the docs tools (`search_docs`, `get_doc`) over cairn's own Roscoe documentation,
-//! from a terminal. No database and no scope: the pages are built into the program.
+//! `roscoe docs list | search | show`: the docs tools (`list_docs`, `search_docs`, `get_doc`) over cairn's own
+//! Roscoe documentation, from a terminal. No database and no scope: the pages are built into the program.
 
 use cairn_roscoe::Service;
 use clap::Subcommand;
@@ -11,6 +11,8 @@ use crate::home::cairn_home;
 /// `roscoe docs` commands.
 #[derive(Debug, Subcommand)]
 pub enum DocsCommand {
+    /// Every page: its slug, title and what it covers (`-q`: the slugs).
+    List,
     /// The sections that best match a query, with snippets.
     Search {
         /// What to look for.
@@ -31,6 +33,20 @@ pub(super) fn run(out: &Output, command: DocsCommand) -> anyhow::Result<()> {
     let service = Service::new(cairn_home());
     let facade = |e: cairn_roscoe::Error| Exit::from_facade(&e);
     match command {
+        DocsCommand::List => {
+            let pages = service.list_docs();
+            if out.json {
+                return out.print_json(&pages);
+            }
+            for page in &pages {
+                if out.quiet {
+                    println!("{}", page.slug);
+                } else {
+                    println!("{}  {} — {}", out.paint_out(Paint::Bold, &page.slug), page.title, page.description);
+                }
+            }
+            Ok(())
+        }
         DocsCommand::Search { query, limit } => {
             let hits = service.search_docs(&query, limit).map_err(facade)?;
             if out.json {

@@ -59,12 +59,24 @@ impl Exit {
         Exit { code: USAGE, message: Some(message.into()) }
     }
 
-    /// A facade error: its message and code, exit 2 when the command line named something wrong, else 1.
+    /// A facade error: its message and code, exit 2 when the command line named something wrong, else 1. The
+    /// facade's hints name the MCP tools an agent would call; here they name the commands that do the same.
     pub fn from_facade(error: &Error) -> Exit {
         let code = if is_usage(error.as_code()) { USAGE } else { FAILED };
-        Exit { code, message: Some(format!("{error} ({})", error.as_code())) }
+        let mut message = format!("{error} ({})", error.as_code());
+        for (tool, command) in TOOL_HINTS {
+            message = message.replace(tool, command);
+        }
+        Exit { code, message: Some(message) }
     }
 }
+
+/// The facade's hints that name a tool, and what a terminal's user types instead.
+const TOOL_HINTS: [(&str, &str); 3] = [
+    ("call list_workflows to see", "run `roscoe workflows list` to see"),
+    ("Call list_docs for the slugs", "Run `roscoe docs list` for the slugs"),
+    ("call get_run_status and answer", "run `roscoe runs show` and answer"),
+];
 
 /// Whether a facade error code means the command line named something wrong.
 pub(super) fn is_usage(code: &str) -> bool {

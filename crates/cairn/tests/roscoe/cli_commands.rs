@@ -83,8 +83,16 @@ async fn runs_are_cancelled_and_retried() {
 }
 
 #[tokio::test]
-async fn the_docs_are_searched_and_shown() {
+async fn the_docs_are_listed_searched_and_shown() {
     let env = Env::new();
+    let listed = env.roscoe(env.tmp.path(), &["docs", "list", "--json"]).await;
+    assert_eq!(listed.code, 0, "{listed:?}");
+    let pages = listed.json();
+    let slugs: Vec<&str> = pages.as_array().unwrap().iter().map(|p| p["slug"].as_str().unwrap()).collect();
+    assert!(slugs.contains(&"guides/testing-workflows") && slugs.contains(&"reference/cli"), "{slugs:?}");
+    let quiet = env.roscoe(env.tmp.path(), &["docs", "list", "-q"]).await;
+    assert_eq!(quiet.stdout.lines().collect::<Vec<_>>(), slugs, "-q prints the slugs, one a line");
+
     let found = env.roscoe(env.tmp.path(), &["docs", "search", "test workflow mocks", "--json"]).await;
     assert_eq!(found.code, 0, "{found:?}");
     let hits = found.json();
@@ -95,5 +103,5 @@ async fn the_docs_are_searched_and_shown() {
     assert!(page.stdout.contains("test_workflow"), "the page's markdown: {page:?}");
     let missing = env.roscoe(env.tmp.path(), &["docs", "show", "guides/nope"]).await;
     assert_eq!(missing.code, 2, "{missing:?}");
-    assert!(missing.stderr.contains("(not_found)"), "{missing:?}");
+    assert!(missing.stderr.contains("Run `roscoe docs list` for the slugs. (not_found)"), "a command, not a tool: {missing:?}");
 }

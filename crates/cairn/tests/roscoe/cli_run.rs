@@ -168,7 +168,7 @@ async fn quiet_keeps_stderr_empty_and_bad_command_lines_exit_2() {
     for (args, says) in [
         (vec!["run", "hello", "--input", "{"], "--input is not valid JSON"),
         (vec!["run", "hello", "-i", "novalue"], "write -i key=value"),
-        (vec!["run", "nope"], "(not_found)"),
+        (vec!["run", "nope"], "run `roscoe workflows list` to see the ids in scope (not_found)"),
         (vec!["run", "nope", "--detach"], "(not_found)"),
         (vec!["run", "hello", "--cwd", "/no/such/dir"], "CWD_INVALID"),
         (vec!["runs", "show", "zzz"], "Run not found. (not_found)"),
