@@ -57,7 +57,10 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<()> {
     store.close().await;
     let rows = rows.context("cairn export")?;
     let mut lines = vec![json!({"cairn_export": FORMAT, "schema_version": schema_version()})];
-    for (file, yaml) in workflow_files(&home.join("workflows"))? {
+    let files = workflow_files(&home.join("workflows"))?;
+    let runs = rows.iter().filter(|row| row.table == "workflow_runs").count();
+    let summary = format!("{} workflow file(s), {runs} run(s), {} row(s) in all", files.len(), rows.len());
+    for (file, yaml) in files {
         lines.push(json!({"workflow": {"file": file, "yaml": yaml}}));
     }
     lines.extend(rows.iter().map(|row| json!({"table": row.table, "row": row_json(row)})));
@@ -74,8 +77,12 @@ pub async fn export(args: ExportArgs) -> anyhow::Result<()> {
                 .open(&path)
                 .with_context(|| format!("cannot create {} (it must not exist yet)", path.display()))?;
             file.write_all(text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("exported {summary} to {}", path.display());
         }
-        None => std::io::stdout().write_all(text.as_bytes())?,
+        None => {
+            std::io::stdout().write_all(text.as_bytes())?;
+            eprintln!("exported {summary}");
+        }
     }
     Ok(())
 }

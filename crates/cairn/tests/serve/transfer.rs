@@ -55,7 +55,9 @@ async fn an_export_imported_into_a_fresh_home_gives_the_same_run_histories() {
 
     let file = tmp.path().join("cairn.jsonl");
     let exported = cairn(&old_home, &old_db).args(["export", "--output"]).arg(&file).output().await.unwrap();
-    assert!(exported.status.success(), "export: {}", String::from_utf8_lossy(&exported.stderr));
+    let said = String::from_utf8_lossy(&exported.stderr);
+    assert!(exported.status.success(), "export: {said}");
+    assert!(said.contains("exported 1 workflow file(s), 2 run(s), ") && said.contains("cairn.jsonl"), "says what it wrote: {said}");
     let text = std::fs::read_to_string(&file).unwrap();
     let first: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(first["cairn_export"], 1, "{first}");
