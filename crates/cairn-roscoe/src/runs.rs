@@ -2,7 +2,8 @@
 //! (§6, §8–§13.4), the run half of what MCP tools, REST endpoints and web pages call.
 //!
 //! A call reads the run's tree once ([`tree`]), brings it up to date ([`lease`]: runs whose process is gone fail
-//! `runner_lost`, human steps past their timeout take their `timeout` route), and drives the event it carries
+//! `runner_lost`, human steps past their timeout take their `timeout` route — which every server also does on its own,
+//! on time, from the durable timers of [`timers`]), and drives the event it carries
 //! ([`drive`]): every change is one write transaction — load the run, [`engine::apply`] the event, store the new state
 //! with a version compare-and-swap, commit — and the effects the engine asks for are carried out after the commit by
 //! an effect runner ([`effects`]: scripts as their own process group, child runs created and driven; `test_workflow`'s
@@ -31,6 +32,7 @@ mod start;
 mod supervisor;
 mod test_live;
 mod test_runner;
+mod timers;
 mod tree;
 mod view;
 
@@ -151,9 +153,15 @@ impl Runs {
     }
 
     /// `get_run_status`: the tree's root, its deepest pending step and costs.
+    /// A paused run's `timeoutAt` says when its human step takes its `timeout` route unanswered.
     pub async fn get_run_status(&self, scope: &Scope, run_id: &str) -> Result<AdvanceResult, Error> {
         let tree = self.current_tree(scope, run_id).await?;
-        self.result(&tree, scope).await
+        let mut result = self.result(&tree, scope).await?;
+        if result.pending_step.is_some() {
+            let due = self.timer_due_at(&view::deepest(tree.rows(), tree.root_id()).id).await?;
+            result.timeout_at = due.map(crate::clock::rfc3339);
+        }
+        Ok(result)
     }
 
     /// `advance_run` / `advance_consensus` / `advance_round_robin` / `advance_map`: applies `answer` to the pending

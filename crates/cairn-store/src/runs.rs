@@ -6,9 +6,10 @@
 //! [`update_run`], a compare-and-swap on `version`: of two processes that loaded the same version, exactly one wins.
 //! A change reads its run with [`lock_run`] (or its tree with [`lock_tree`]) inside the write transaction, so on
 //! Postgres a concurrent change of the same run waits for this one and then reads its result, as on SQLite. Node
-//! runs are `runs/nodes.rs`.
+//! runs are `runs/nodes.rs`; durable timers `runs/timers.rs`.
 
 mod nodes;
+mod timers;
 
 use sqlx::any::AnyRow;
 use sqlx::{Any, AssertSqlSafe, Row};
@@ -18,6 +19,7 @@ pub use sqlx::AnyConnection as Connection;
 use crate::{Backend, Error, Store};
 
 pub use nodes::{NodeRunRow, get_node_run, last_node_seq, node_runs, open_node_run, upsert_node_run};
+pub use timers::{DueTimer, clear_timer, due_timers, set_timer, timer_due_at};
 
 /// One row of `workflow_runs`.
 #[derive(Debug, Clone, PartialEq)]
@@ -429,10 +431,10 @@ pub async fn touch_project(conn: &mut Connection, id: &str, root_path: &str, nam
     Ok(())
 }
 
-/// Deletes the run tree rooted at `root_id`: its runs, their node runs and events.
+/// Deletes the run tree rooted at `root_id`: its runs, their node runs, events and timers.
 pub async fn delete_run_tree(conn: &mut Connection, root_id: &str) -> Result<(), Error> {
     let subquery = "SELECT id FROM workflow_runs WHERE root_run_id = $1";
-    for table in ["node_runs", "run_events"] {
+    for table in ["node_runs", "run_events", "run_timers"] {
         sqlx::query(AssertSqlSafe(format!("DELETE FROM {table} WHERE run_id IN ({subquery})"))).bind(root_id).execute(&mut *conn).await?;
     }
     sqlx::query("DELETE FROM workflow_runs WHERE root_run_id = $1").bind(root_id).execute(conn).await?;

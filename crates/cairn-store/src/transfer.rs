@@ -14,6 +14,7 @@ pub const RUN_TABLES: &[(&str, &str)] = &[
     ("workflow_runs", "depth, started_at, id"),
     ("node_runs", "run_id, seq, id"),
     ("run_events", "run_id, seq"),
+    ("run_timers", "run_id"),
     ("audit_events", "ts, id"),
 ];
 

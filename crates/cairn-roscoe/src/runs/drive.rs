@@ -128,8 +128,8 @@ impl Runs {
         Ok((outcome, written))
     }
 
-    /// Stores `outcome` over `base` inside `tx`: the run (compare-and-swap on its version), its node runs and an
-    /// event row. Returns the run's row as written.
+    /// Stores `outcome` over `base` inside `tx`: the run (compare-and-swap on its version), its timer, its node runs
+    /// and an event row. Returns the run's row as written.
     async fn persist(&self, tx: &mut Connection, base: &RunRow, outcome: &Outcome) -> Result<RunRow, Error> {
         let now = now_ms();
         let mut row = run_to_row(&outcome.run, base, now);
@@ -146,6 +146,7 @@ impl Runs {
                 "the run changed while this answer was being applied; call get_run_status and answer the current step",
             ));
         }
+        self.set_timer(tx, base, &outcome.run).await?;
         for record in &outcome.records {
             rows::upsert_node_run(tx, &node_to_row(record, &row.id)).await?;
         }

@@ -25,6 +25,10 @@ pub struct AdvanceResult {
     /// The deepest pending step, while paused.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending_step: Option<PendingStep>,
+    /// While paused at a human step with `timeoutMs`: when it takes its `timeout` route unanswered (RFC 3339; the
+    /// server's timer, `get_run_status` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_at: Option<String>,
     /// The run output, once completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
@@ -185,6 +189,7 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
         url: url.to_owned(),
         url_note: None,
         pending_step,
+        timeout_at: None,
         output: (root.status == "completed")
             .then(|| root.output.as_deref().and_then(|o| serde_json::from_str(o).ok()))
             .flatten(),

@@ -3,7 +3,8 @@
 //! `records.rs`), a run advanced through one node
 //! streams to another node's SSE clients (`live.rs`), a node killed mid-load loses no acknowledged write
 //! (`crash.rs`), a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`), and
-//! a token revoked anywhere is refused by every node that had it cached (`tokens.rs`).
+//! a token revoked anywhere is refused by every node that had it cached (`tokens.rs`), and a run's durable timer
+//! fires on time, once, across a kill and across nodes (`timers.rs`).
 //!
 //! The database is a fresh Postgres database per test when `CAIRN_TEST_POSTGRES_URL` is set. Without it the
 //! Postgres-only tests print a notice and pass (several nodes on SQLite is not the deployment), and `live.rs` and
@@ -25,4 +26,5 @@ mod records;
 mod sessions;
 mod steps;
 mod support;
+mod timers;
 mod tokens;

@@ -1,0 +1,90 @@
+//! Durable timers: a run paused at a human step with `timeoutMs` keeps a row in `run_timers`, set and cleared in the
+//! same transaction as the step that paused or moved the run ([`Runs::set_timer`]). Every `cairn serve` and
+//! `roscoe mcp` of the database watches the table ([`Runs::keep_time`]) and fires what fell due — after a restart
+//! too, since the table outlives the process. Firing is an ordinary step (`StepTimedOut`) under the run's lock and
+//! version check, so of several servers that see one timer, one moves the run and the others find the step gone.
+
+use std::time::Duration;
+
+use cairn_store::runs::{self as rows, Connection, RunRow};
+
+use super::Runs;
+use super::tree::Tree;
+use crate::clock::now_ms;
+use crate::definition::NodeType;
+use crate::engine::{Event, Run, RunStatus};
+use crate::error::Error;
+
+/// How often the timers are read: a timer fires within this of its due time (plus the step itself).
+const WATCH_EVERY: Duration = Duration::from_millis(250);
+/// At most this many timers are fired per read; the rest on the next.
+const FIRE_AT_ONCE: i64 = 100;
+
+impl Runs {
+    /// Inside the transaction that writes `run` over `base`: sets the run's timer when it now waits at a human step
+    /// with `timeoutMs`, and clears the one it had when it waited before. Test runs keep no timers: their mocks, not
+    /// the server's real effects, carry them on.
+    pub(super) async fn set_timer(&self, tx: &mut Connection, base: &RunRow, run: &Run) -> Result<(), Error> {
+        let waits = run.status == RunStatus::Paused && base.kind != "test";
+        let due = run.open.as_ref().filter(|_| waits).and_then(|open| {
+            let node = run.workflow.node(&open.node_id).filter(|n| n.kind == NodeType::Human)?;
+            Some((open, open.started_at + node.timeout_ms? as i64))
+        });
+        match due {
+            Some((open, due_at)) => rows::set_timer(tx, &run.id, &open.id, "step_timeout", due_at).await?,
+            None if base.status == "paused" => rows::clear_timer(tx, &run.id).await?,
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// When the paused run `run_id`'s step falls due on its own (epoch ms), if it does.
+    pub(super) async fn timer_due_at(&self, run_id: &str) -> Result<Option<i64>, Error> {
+        let mut conn = self.inner.store.read().await?;
+        Ok(rows::timer_due_at(&mut conn, run_id).await?)
+    }
+
+    /// Fires the timers due now: each human step left unanswered takes its `timeout` route (and the run goes on from
+    /// there). Returns how many this call fired; a timer another server fired first, or whose step was answered
+    /// meanwhile, is dropped without effect.
+    pub async fn fire_due_timers(&self) -> Result<usize, Error> {
+        let mut conn = self.inner.store.read().await?;
+        let due = rows::due_timers(&mut conn, now_ms(), FIRE_AT_ONCE).await?;
+        drop(conn);
+        let mut fired = 0;
+        for timer in due {
+            let event = Event::StepTimedOut { node_run_id: timer.node_run_id.clone() };
+            match self.drive(&timer.run_id, event, &mut Tree::unread(&timer.root_run_id)).await {
+                Ok(_) => fired += 1,
+                Err(error) if error.is_internal() => return Err(error),
+                Err(_) => {
+                    // The step is no longer waiting (answered, cancelled, or fired elsewhere): the timer is stale.
+                    let mut tx = rows::begin(&self.inner.store).await?;
+                    let run = rows::lock_run(&mut tx, &timer.run_id).await?;
+                    let still = rows::timer_due_at(&mut tx, &timer.run_id).await?;
+                    if run.is_none_or(|r| r.status != "paused") && still.is_some() {
+                        rows::clear_timer(&mut tx, &timer.run_id).await?;
+                    }
+                    rows::commit(tx).await?;
+                }
+            }
+        }
+        Ok(fired)
+    }
+
+    /// Watches the timers of this database in the background for as long as the process runs: overdue ones fire at
+    /// once (after a restart, those that fell due while no server ran), the rest within [`WATCH_EVERY`] of their time.
+    pub fn keep_time(&self) -> tokio::task::JoinHandle<()> {
+        let runs = self.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(WATCH_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if let Err(error) = runs.fire_due_timers().await {
+                    tracing::warn!("could not fire the run timers that fell due: {error}");
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,126 @@
+//! Durable timers: a human step's `timeoutMs` takes its `timeout` route on time on a `cairn serve` that nobody
+//! calls, once after a SIGKILL and restart across its due time, and once when two nodes on PostgreSQL both watch it.
+//! The runs are observed through `list_runs`, which reads rows and fires nothing itself.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{Client, Cluster};
+
+/// A release gate: approve within `timeoutMs`, else stop.
+fn gate(timeout_ms: u64) -> String {
+    format!(
+        "name: gate\ninitial: approve\nnodes:\n  approve:\n    type: human\n    timeoutMs: {timeout_ms}\n    \
+         config: {{ prompt: Ship it? }}\n    transitions: {{ ship: $end, timeout: $fail }}\n"
+    )
+}
+
+/// Writes the gate workflow into the home of each of `nodes`.
+fn install(cluster: &Cluster, nodes: &[&str], timeout_ms: u64) {
+    for node in nodes {
+        let dir = cluster.home(node).join("workflows");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("gate.yaml"), gate(timeout_ms)).unwrap();
+    }
+}
+
+/// Starts the gate through `client`: its run id.
+async fn start(client: &Client) -> String {
+    let started = client.ok("start_workflow", json!({"global": true, "id": "gate"})).await;
+    assert_eq!(started["status"], "paused", "{started}");
+    started["runId"].as_str().unwrap().to_owned()
+}
+
+/// The status `list_runs` shows for `run_id`.
+async fn listed_status(client: &Client, run_id: &str) -> String {
+    let listed = client.ok("list_runs", json!({"global": true})).await;
+    let runs = listed["result"].as_array().unwrap_or_else(|| panic!("{listed}"));
+    let run = runs.iter().find(|r| r["id"] == run_id).unwrap_or_else(|| panic!("{listed}"));
+    run["status"].as_str().unwrap().to_owned()
+}
+
+/// Waits (up to a minute: a generous bound, not a timing claim) until `list_runs` shows `run_id` no longer paused;
+/// its status then, and how long that took from `since`.
+async fn settled(client: &Client, run_id: &str, since: Instant) -> (String, Duration) {
+    loop {
+        let status = listed_status(client, run_id).await;
+        if status != "paused" {
+            return (status, since.elapsed());
+        }
+        assert!(since.elapsed() < Duration::from_secs(60), "run {run_id} was never timed out");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The visits of the gate's node in `run_id`'s history: there must be exactly one, ended by its timeout.
+async fn one_timeout(client: &Client, run_id: &str) {
+    let history = client.ok("get_run_history", json!({"global": true, "run_id": run_id})).await;
+    let visits: Vec<&Value> =
+        history["nodes"].as_array().unwrap().iter().filter(|n| n["nodeId"] == "approve").collect();
+    assert_eq!(visits.len(), 1, "{history}");
+    assert_eq!(visits[0]["output"]["timedOut"], true, "{history}");
+    let status = client.ok("get_run_status", json!({"global": true, "run_id": run_id})).await;
+    assert_eq!(status["status"], "failed", "{status}");
+    assert!(status.get("timeoutAt").is_none(), "a finished run has no timer: {status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_human_step_nobody_answers_times_out_on_its_own() {
+    let cluster = Cluster::any();
+    install(&cluster, &["a"], 2000);
+    let a = cluster.node("a").await;
+    let client = Client::http(&a.url("/roscoe/mcp"), None).await;
+    let begun = Instant::now();
+    let run_id = start(&client).await;
+    let status = client.ok("get_run_status", json!({"global": true, "run_id": run_id})).await;
+    let timeout_at = status["timeoutAt"].as_str().unwrap_or_else(|| panic!("a paused gate says when: {status}"));
+    assert!(timeout_at.ends_with('Z'), "{timeout_at}");
+    let (status, took) = settled(&client, &run_id, begun).await;
+    assert_eq!(status, "failed");
+    assert!(took >= Duration::from_millis(2000), "not before its time: {took:?}");
+    println!("timed out {took:?} after start (timeoutMs 2000)");
+    one_timeout(&client, &run_id).await;
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_timer_outlives_a_killed_server_and_fires_once_after_restart() {
+    let cluster = Cluster::any();
+    install(&cluster, &["a"], 1500);
+    let mut a = cluster.node("a").await;
+    let client = Client::http(&a.url("/roscoe/mcp"), None).await;
+    let run_id = start(&client).await;
+    client.close().await;
+    a.signal("KILL");
+    a.exited().await;
+    // Its due time passes while no server runs.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let again = cluster.node("a").await;
+    let client = Client::http(&again.url("/roscoe/mcp"), None).await;
+    let (status, _) = settled(&client, &run_id, Instant::now()).await;
+    assert_eq!(status, "failed");
+    one_timeout(&client, &run_id).await;
+    client.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_nodes_watching_one_timer_fire_it_once() {
+    let Some(cluster) = Cluster::postgres("timers") else { return };
+    install(&cluster, &["a", "b"], 1000);
+    let (a, b) = (cluster.node("a").await, cluster.node("b").await);
+    let first = Client::http(&a.url("/roscoe/mcp"), None).await;
+    let second = Client::http(&b.url("/roscoe/mcp"), None).await;
+    let mut runs = Vec::new();
+    for _ in 0..5 {
+        runs.push(start(&first).await);
+    }
+    let begun = Instant::now();
+    for run_id in &runs {
+        let (status, _) = settled(&second, run_id, begun).await;
+        assert_eq!(status, "failed");
+        one_timeout(&second, run_id).await;
+    }
+    first.close().await;
+    second.close().await;
+}
