@@ -15,6 +15,7 @@ mod budget;
 mod calls;
 mod context_file;
 mod convert;
+mod definition_cache;
 mod drive;
 mod effects;
 mod launch;
@@ -55,6 +56,7 @@ use crate::service::Service;
 use crate::source::Source;
 
 use convert::SnapshotCache;
+use definition_cache::DefinitionCache;
 use effects::Executor;
 use tree::Tree;
 
@@ -89,6 +91,7 @@ struct Inner {
     store: Store,
     service: Service,
     snapshots: SnapshotCache,
+    definitions: DefinitionCache,
     pid: u32,
     /// Model calls this process may have in flight at once (`calls.concurrencyPerServer`).
     server_slots: Arc<tokio::sync::Semaphore>,
@@ -121,6 +124,7 @@ impl Runs {
                 store,
                 service,
                 snapshots: SnapshotCache::default(),
+                definitions: DefinitionCache::default(),
                 pid: std::process::id(),
                 server_slots: Arc::new(tokio::sync::Semaphore::new(limits.per_server)),
                 inflight: Mutex::new(HashMap::new()),

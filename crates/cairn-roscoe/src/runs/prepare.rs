@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cairn_store::runs::{self as rows, RunRow};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::lease::LEASE_MS;
 use super::settings::Settings;
@@ -14,7 +14,7 @@ use super::{Runs, convert, prices};
 use crate::actor::Actor;
 use crate::authoring_guide::{BUILTIN_DEFAULT_MODEL, Models};
 use crate::clock::now_ms;
-use crate::definition::{self, Workflow};
+use crate::definition::Workflow;
 use crate::engine::{self, ModelSettings, Run, RunStatus};
 use crate::error::Error;
 use crate::scope::Scope;
@@ -62,7 +62,7 @@ pub(super) fn run_scope(run: &Run) -> Scope {
 }
 
 impl Runs {
-    /// Resolves, reads and validates a workflow for a new run.
+    /// Resolves, reads and validates a workflow for a new run (validated again only when its file changed).
     pub(super) fn prepare(&self, scope: &Scope, id: &str, source: Option<Source>) -> Result<Prepared, Error> {
         self.prepare_read(scope, id, source, &Settings::read(self.home(), scope.root()))
     }
@@ -79,20 +79,10 @@ impl Runs {
         let sources = Sources::new(self.home(), scope);
         let located = sources.resolve(id, source)?;
         let text = located.read()?;
-        let workflow = definition::parse(&text, Some(id)).map_err(|diagnostics| {
-            let details: Vec<String> = diagnostics.iter().map(|d| d.to_string()).collect();
-            let integrity = diagnostics.iter().any(|d| d.code.stage() == definition::Stage::Integrity);
-            let code = if integrity { "integrity_error" } else { "invalid_config" };
-            let message =
-                format!("workflow '{id}' is not valid; fix every entry of `details` (validate_workflow shows them)");
-            Error::refused(code, message).with("details", json!(details))
-        })?;
-        let config = definition::read_yaml(&text)
-            .map(|doc| doc.value)
-            .map_err(|e| Error::refused("invalid_config", e))?;
+        let (workflow, config) = self.inner.definitions.validated(id, &text)?;
         Ok(Prepared {
             models: self.model_settings_read(scope, settings),
-            workflow: Arc::new(workflow),
+            workflow,
             config,
             source: located.source,
             path: located.path.display().to_string(),
