@@ -538,6 +538,7 @@ impl Engine<'_> {
             workflow_id: self.run.workflow.id.clone(),
             budget_exceeded: None,
             handed_back: None,
+            allow_comment: None,
         }
     }
 }

@@ -125,7 +125,9 @@ pub(super) fn human_enter(engine: &mut Engine<'_>, node: &Node) -> Step {
         .collect();
     let full = format!("{prompt}\n\nOptions:\n{}", options.join("\n"));
     engine.run.open.as_mut().expect("open").input = Some(json!({ "prompt": prompt }));
-    Step::Pause(engine.pending(node, full, valid))
+    let mut step = engine.pending(node, full, valid);
+    step.allow_comment = node.config.get("allowComment").and_then(Value::as_bool).filter(|allowed| !allowed);
+    Step::Pause(step)
 }
 
 pub(super) fn human_answer(

@@ -538,4 +538,7 @@ pub struct PendingStep {
     /// Set when the server was to run this AI step but no provider serves its model: why, while it waits for a host.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub handed_back: Option<String>,
+    /// A human step whose node sets `allowComment: false`: `false` (a comment sent with the choice is dropped).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub allow_comment: Option<bool>,
 }

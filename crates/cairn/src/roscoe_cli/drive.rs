@@ -68,7 +68,7 @@ pub(super) async fn drive(ctx: &Ctx, run_id: &str, first: Action, mode: Mode) ->
                 if mode == Mode::Ask && step.node_type == "human" && std::io::stdin().is_terminal() =>
             {
                 match prompt::ask(step, &ctx.out).await {
-                    Asked::Chose(transition) => action = Action::Resume { transition, comment: None },
+                    Asked::Chose(transition, comment) => action = Action::Resume { transition, comment },
                     Asked::Left => break result,
                 }
             }

@@ -1,6 +1,7 @@
 //! A human step asked at the terminal: the step's prompt as the engine words it for every host (the node's prompt,
-//! then its choices numbered with their labels), and a line read from standard input (a choice's number or name;
-//! anything else asks again). Lines are read by one thread for the whole process, so the question can be left when
+//! then its choices numbered with their labels), and a line read from standard input (a choice's number, event or
+//! label, in any case, as `roscoe runs resume` takes them; anything else asks again), then an optional comment (unless
+//! the node sets `allowComment: false`). Lines are read by one thread for the whole process, so the question can be left when
 //! Ctrl-C comes.
 
 use std::io::BufRead;
@@ -14,8 +15,8 @@ use super::output::{Output, Paint};
 /// What the person did.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Asked {
-    /// Chose this transition.
-    Chose(String),
+    /// Chose this transition, with this comment.
+    Chose(String, Option<String>),
     /// Ended the input (end of file) or pressed Ctrl-C.
     Left,
 }
@@ -43,17 +44,39 @@ pub(super) async fn ask(step: &PendingStep, out: &Output) -> Asked {
             return Asked::Left;
         };
         let answer = line.trim();
-        let chosen = answer
-            .parse::<usize>()
-            .ok()
-            .and_then(|n| n.checked_sub(1))
-            .and_then(|i| choices.get(i))
-            .or_else(|| choices.iter().find(|event| *event == answer));
-        match chosen {
-            Some(event) => return Asked::Chose(event.clone()),
-            None => eprintln!("'{answer}' is not one of the choices; type its number or its name."),
+        let Some(event) = choice(step, answer) else {
+            eprintln!("'{answer}' is not one of the choices; type its number, its name or its label.");
+            continue;
+        };
+        if step.allow_comment == Some(false) {
+            return Asked::Chose(event, None);
         }
+        eprint!("Comment (optional; Enter for none): ");
+        let comment = tokio::select! {
+            line = lines.recv() => line,
+            _ = tokio::signal::ctrl_c() => None,
+        };
+        let Some(comment) = comment else {
+            eprintln!();
+            return Asked::Left;
+        };
+        let comment = comment.trim();
+        return Asked::Chose(event, (!comment.is_empty()).then(|| comment.to_owned()));
     }
+}
+
+/// The transition `answer` names among `step`'s choices: its number (1-based), its event or its label, in any case.
+fn choice(step: &PendingStep, answer: &str) -> Option<String> {
+    let choices = &step.valid_transitions;
+    if let Some(event) = answer.parse::<usize>().ok().and_then(|n| n.checked_sub(1)).and_then(|i| choices.get(i)) {
+        return Some(event.clone());
+    }
+    let label = |event: &str| step.transitions.iter().find(|t| t.event == event).and_then(|t| t.label.clone());
+    choices
+        .iter()
+        .find(|event| event.eq_ignore_ascii_case(answer))
+        .or_else(|| choices.iter().find(|event| label(event).is_some_and(|l| l.eq_ignore_ascii_case(answer))))
+        .cloned()
 }
 
 /// Starts the thread that reads standard input a line at a time.

@@ -1,4 +1,5 @@
-//! `roscoe run` at a terminal (a pseudo-terminal): the human step asked there and answered by typing, live progress
+//! `roscoe run` at a terminal (a pseudo-terminal): the human step asked there and answered by typing (a number, an
+//! event or a label in any case, then an optional comment), live progress
 //! with colours on stderr — none with `NO_COLOR` — `--json` keeping stdout to the result, and Ctrl-C at the question
 //! leaving the run paused.
 
@@ -33,7 +34,10 @@ async fn a_human_step_is_asked_at_the_terminal_and_answered_there() {
     }
     terminal.type_line("7");
     terminal.wait_for("not one of the choices").await;
-    terminal.type_line("1");
+    // The choice's label, in another case, as `roscoe runs resume` takes it; then a comment.
+    terminal.type_line("SHIP IT");
+    terminal.wait_for("Comment (optional").await;
+    terminal.type_line("  green on CI  ");
     let (code, stdout, screen) = terminal.finish().await;
 
     assert_eq!(code, 0, "completed: {screen}");
@@ -52,6 +56,7 @@ async fn a_human_step_is_asked_at_the_terminal_and_answered_there() {
     let review = history["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "review").unwrap();
     assert_eq!(review["output"]["choice"], "approve");
     assert_eq!(review["output"]["decidedBy"], "cli");
+    assert_eq!(review["output"]["comment"], "green on CI", "the comment is kept, trimmed");
     let actions: Vec<_> = history["actions"].as_array().unwrap().iter().map(|a| (&a["action"], &a["via"])).collect();
     assert_eq!(actions, [(&json!("start"), &json!("cli")), (&json!("decide"), &json!("cli"))]);
 }
@@ -66,7 +71,9 @@ async fn no_colours_with_no_color_even_at_a_terminal() {
     command.current_dir(&repo).env("NO_COLOR", "1");
     let mut terminal = OnTerminal::start(command);
     terminal.wait_for("Choose 1–2").await;
-    terminal.type_line("reject");
+    terminal.type_line("Reject");
+    terminal.wait_for("Comment (optional").await;
+    terminal.type_line("");
     let (code, stdout, screen) = terminal.finish().await;
 
     assert_eq!(code, 1, "rejecting fails the run: {screen}");
