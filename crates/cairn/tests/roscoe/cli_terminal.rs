@@ -103,3 +103,23 @@ async fn ctrl_c_at_the_question_leaves_the_run_paused() {
     let shown = env.roscoe(&repo, &["runs", "show", run_id, "--json"]).await.json();
     assert_eq!(shown["pendingStep"]["nodeId"], "review", "still waiting at the human step");
 }
+
+#[tokio::test]
+async fn a_node_without_comments_asks_for_none() {
+    let env = Env::new();
+    let repo = env.repo("project");
+    let workflow = RELEASE.replace("prompt: \"Ship the build?\",", "prompt: \"Ship the build?\", allowComment: false,");
+    assert_ne!(workflow, RELEASE);
+    write_workflow(&repo, "release", &workflow);
+
+    let mut command = env.cli(env!("CARGO_BIN_EXE_roscoe"), &["run", "release", "--json"]);
+    command.current_dir(&repo);
+    let mut terminal = OnTerminal::start(command);
+    terminal.wait_for("Choose 1–2").await;
+    terminal.type_line("approve");
+    let (code, stdout, screen) = terminal.finish().await;
+    assert_eq!(code, 0, "completed without a comment question: {screen}");
+    assert!(!screen.contains("Comment (optional"), "{screen}");
+    let result: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(result["status"], "completed");
+}
