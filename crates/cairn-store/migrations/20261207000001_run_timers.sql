@@ -5,7 +5,6 @@
 CREATE TABLE run_timers (
     run_id TEXT PRIMARY KEY NOT NULL,
     node_run_id TEXT NOT NULL,
-    kind TEXT NOT NULL,
     due_at BIGINT NOT NULL
 );
 CREATE INDEX run_timers_by_due ON run_timers (due_at);

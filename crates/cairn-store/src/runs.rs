@@ -19,7 +19,7 @@ pub use sqlx::AnyConnection as Connection;
 use crate::{Backend, Error, Store};
 
 pub use nodes::{NodeRunRow, get_node_run, last_node_seq, node_runs, open_node_run, upsert_node_run};
-pub use timers::{DueTimer, clear_timer, due_timers, set_timer, timer_due_at};
+pub use timers::{DueTimer, clear_timer, drop_timer, due_timers, set_timer, timer_due_at};
 
 /// One row of `workflow_runs`.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,18 +22,20 @@ const FIRE_AT_ONCE: i64 = 100;
 
 impl Runs {
     /// Inside the transaction that writes `run` over `base`: sets the run's timer when it now waits at a human step
-    /// with `timeoutMs`, and clears the one it had when it waited before. Test runs keep no timers: their mocks, not
-    /// the server's real effects, carry them on.
+    /// with `timeoutMs`, and clears the one it had when it waited at one before (so a step of any other run costs no
+    /// statement here). Test runs keep no timers: their mocks, not the server's real effects, carry them on.
     pub(super) async fn set_timer(&self, tx: &mut Connection, base: &RunRow, run: &Run) -> Result<(), Error> {
-        let waits = run.status == RunStatus::Paused && base.kind != "test";
-        let due = run.open.as_ref().filter(|_| waits).and_then(|open| {
-            let node = run.workflow.node(&open.node_id).filter(|n| n.kind == NodeType::Human)?;
-            Some((open, open.started_at + node.timeout_ms? as i64))
-        });
-        match due {
-            Some((open, due_at)) => rows::set_timer(tx, &run.id, &open.id, "step_timeout", due_at).await?,
-            None if base.status == "paused" => rows::clear_timer(tx, &run.id).await?,
-            None => {}
+        if base.kind == "test" {
+            return Ok(());
+        }
+        let timeout = |node_id: &str| {
+            run.workflow.node(node_id).filter(|n| n.kind == NodeType::Human).and_then(|n| n.timeout_ms)
+        };
+        let waiting = run.open.as_ref().filter(|_| run.status == RunStatus::Paused);
+        if let Some((open, ms)) = waiting.and_then(|open| Some((open, timeout(&open.node_id)?))) {
+            rows::set_timer(tx, &run.id, &open.id, open.started_at + ms as i64).await?;
+        } else if base.status == "paused" && base.current_node_id.as_deref().and_then(timeout).is_some() {
+            rows::clear_timer(tx, &run.id).await?;
         }
         Ok(())
     }
@@ -45,8 +47,9 @@ impl Runs {
     }
 
     /// Fires the timers due now: each human step left unanswered takes its `timeout` route (and the run goes on from
-    /// there). Returns how many this call fired; a timer another server fired first, or whose step was answered
-    /// meanwhile, is dropped without effect.
+    /// there). Returns how many this call fired. A timer whose step the engine no longer finds waiting (answered,
+    /// cancelled, or fired by another server first) is dropped; one that failed for an internal reason (the database)
+    /// stays for the next read, and the rest still fire.
     pub async fn fire_due_timers(&self) -> Result<usize, Error> {
         let mut conn = self.inner.store.read().await?;
         let due = rows::due_timers(&mut conn, now_ms(), FIRE_AT_ONCE).await?;
@@ -56,15 +59,12 @@ impl Runs {
             let event = Event::StepTimedOut { node_run_id: timer.node_run_id.clone() };
             match self.drive(&timer.run_id, event, &mut Tree::unread(&timer.root_run_id)).await {
                 Ok(_) => fired += 1,
-                Err(error) if error.is_internal() => return Err(error),
+                Err(error) if error.is_internal() => {
+                    tracing::warn!("could not fire the timer of run {}: {error}", timer.run_id);
+                }
                 Err(_) => {
-                    // The step is no longer waiting (answered, cancelled, or fired elsewhere): the timer is stale.
                     let mut tx = rows::begin(&self.inner.store).await?;
-                    let run = rows::lock_run(&mut tx, &timer.run_id).await?;
-                    let still = rows::timer_due_at(&mut tx, &timer.run_id).await?;
-                    if run.is_none_or(|r| r.status != "paused") && still.is_some() {
-                        rows::clear_timer(&mut tx, &timer.run_id).await?;
-                    }
+                    rows::drop_timer(&mut tx, &timer.run_id, &timer.node_run_id).await?;
                     rows::commit(tx).await?;
                 }
             }

@@ -1,6 +1,7 @@
 //! `run_timers`: at most one durable timer per paused run — the moment its step falls due without anyone looking.
 //! A step that leaves a run waiting sets it ([`set_timer`]) or clears it ([`clear_timer`]) in the step's own
-//! transaction; every server reads those due ([`due_timers`]) and fires them through the run's compare-and-swap.
+//! transaction; every server reads those due ([`due_timers`]) and fires them through the run's compare-and-swap,
+//! dropping one whose step no longer waits ([`drop_timer`]).
 
 use sqlx::Row;
 
@@ -16,35 +17,36 @@ pub struct DueTimer {
     pub root_run_id: String,
     /// The node run waiting when the timer was set.
     pub node_run_id: String,
-    /// What falls due: `step_timeout`.
-    pub kind: String,
-    /// Epoch ms.
-    pub due_at: i64,
 }
 
-/// Sets run `run_id`'s timer: `kind` falls due for node run `node_run_id` at `due_at` (epoch ms), replacing any
-/// timer the run had.
-pub async fn set_timer(
-    conn: &mut Connection,
-    run_id: &str,
-    node_run_id: &str,
-    kind: &str,
-    due_at: i64,
-) -> Result<(), Error> {
-    clear_timer(conn, run_id).await?;
-    sqlx::query("INSERT INTO run_timers (run_id, node_run_id, kind, due_at) VALUES ($1, $2, $3, $4)")
-        .bind(run_id)
-        .bind(node_run_id)
-        .bind(kind)
-        .bind(due_at)
-        .execute(conn)
-        .await?;
+/// Sets run `run_id`'s timer: node run `node_run_id` falls due at `due_at` (epoch ms), replacing any timer the run
+/// had.
+pub async fn set_timer(conn: &mut Connection, run_id: &str, node_run_id: &str, due_at: i64) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO run_timers (run_id, node_run_id, due_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (run_id) DO UPDATE SET node_run_id = excluded.node_run_id, due_at = excluded.due_at",
+    )
+    .bind(run_id)
+    .bind(node_run_id)
+    .bind(due_at)
+    .execute(conn)
+    .await?;
     Ok(())
 }
 
 /// Removes run `run_id`'s timer, if it has one.
 pub async fn clear_timer(conn: &mut Connection, run_id: &str) -> Result<(), Error> {
     sqlx::query("DELETE FROM run_timers WHERE run_id = $1").bind(run_id).execute(conn).await?;
+    Ok(())
+}
+
+/// Removes run `run_id`'s timer if it is still the one node run `node_run_id` set (not one a later step set).
+pub async fn drop_timer(conn: &mut Connection, run_id: &str, node_run_id: &str) -> Result<(), Error> {
+    sqlx::query("DELETE FROM run_timers WHERE run_id = $1 AND node_run_id = $2")
+        .bind(run_id)
+        .bind(node_run_id)
+        .execute(conn)
+        .await?;
     Ok(())
 }
 
@@ -57,7 +59,7 @@ pub async fn timer_due_at(conn: &mut Connection, run_id: &str) -> Result<Option<
 /// At most `limit` timers due by `now` (epoch ms), the earliest first.
 pub async fn due_timers(conn: &mut Connection, now: i64, limit: i64) -> Result<Vec<DueTimer>, Error> {
     let rows = sqlx::query(
-        "SELECT t.run_id, r.root_run_id, t.node_run_id, t.kind, t.due_at FROM run_timers t \
+        "SELECT t.run_id, r.root_run_id, t.node_run_id FROM run_timers t \
          JOIN workflow_runs r ON r.id = t.run_id WHERE t.due_at <= $1 ORDER BY t.due_at, t.run_id LIMIT $2",
     )
     .bind(now)
@@ -70,8 +72,6 @@ pub async fn due_timers(conn: &mut Connection, now: i64, limit: i64) -> Result<V
                 run_id: r.try_get("run_id")?,
                 root_run_id: r.try_get("root_run_id")?,
                 node_run_id: r.try_get("node_run_id")?,
-                kind: r.try_get("kind")?,
-                due_at: r.try_get("due_at")?,
             })
         })
         .collect::<Result<_, sqlx::Error>>()
