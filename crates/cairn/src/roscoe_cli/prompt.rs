@@ -35,11 +35,7 @@ pub(super) async fn ask(step: &PendingStep, out: &Output) -> Asked {
     let mut lines = LINES.get_or_init(|| Mutex::new(read_lines())).lock().await;
     loop {
         eprint!("Choose 1–{} (or type the choice): ", choices.len());
-        let line = tokio::select! {
-            line = lines.recv() => line,
-            _ = tokio::signal::ctrl_c() => None,
-        };
-        let Some(line) = line else {
+        let Some(line) = next_line(&mut lines).await else {
             eprintln!();
             return Asked::Left;
         };
@@ -52,16 +48,20 @@ pub(super) async fn ask(step: &PendingStep, out: &Output) -> Asked {
             return Asked::Chose(event, None);
         }
         eprint!("Comment (optional; Enter for none): ");
-        let comment = tokio::select! {
-            line = lines.recv() => line,
-            _ = tokio::signal::ctrl_c() => None,
-        };
-        let Some(comment) = comment else {
+        let Some(comment) = next_line(&mut lines).await else {
             eprintln!();
             return Asked::Left;
         };
         let comment = comment.trim();
         return Asked::Chose(event, (!comment.is_empty()).then(|| comment.to_owned()));
+    }
+}
+
+/// The next line typed; `None` at the end of the input or when Ctrl-C comes first.
+async fn next_line(lines: &mut mpsc::UnboundedReceiver<String>) -> Option<String> {
+    tokio::select! {
+        line = lines.recv() => line,
+        _ = tokio::signal::ctrl_c() => None,
     }
 }
 
