@@ -61,7 +61,7 @@ use effects::Executor;
 use tree::Tree;
 
 pub use start::{StartOptions, StartRequest};
-pub use test_runner::{TestOutcome, TestRequest};
+pub use test_runner::{RunFailure, TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
 /// The audit subject of a run tree: `run:<root id>`.

@@ -84,6 +84,53 @@ pub struct TestOutcome {
     /// One line per validation problem.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<String>>,
+    /// Why a run that ran did not complete (`finalStatus` failed or cancelled).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<RunFailure>,
+}
+
+/// Why a test run ended failed or cancelled: the run's error and its code, and the last node that failed (else the
+/// last node that ran) with the event it ended with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunFailure {
+    /// The run's error (`no transition for event …`, a script's exit code, a cancellation's reason).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its code (`no_transition`, `budget_exceeded`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    /// The node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_id: Option<String>,
+    /// Its type.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_type: Option<String>,
+    /// The event it ended with (`failure`, `timeout`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// The node's own error, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node_error: Option<String>,
+}
+
+impl RunFailure {
+    /// The failure of a root run that ended `status` with `error`/`code`, from its node trace; none if it completed.
+    fn of(status: &str, error: Option<String>, code: Option<String>, trace: &[Value]) -> Option<RunFailure> {
+        if status != "failed" && status != "cancelled" {
+            return None;
+        }
+        let node = trace.iter().rev().find(|n| n["status"] == "failed").or(trace.last());
+        let text = |key: &str| node.and_then(|n| n[key].as_str()).map(str::to_owned);
+        Some(RunFailure {
+            error,
+            code,
+            node_id: text("nodeId"),
+            node_type: text("nodeType"),
+            event: text("event"),
+            node_error: text("error"),
+        })
+    }
 }
 
 impl TestOutcome {
@@ -207,9 +254,12 @@ impl Runs {
         };
         let traced = self.trace(&run_id).await;
         let deleted = self.delete_tree(&run_id).await;
-        let (status, trace) = traced?;
+        let (root, trace) = traced?;
         deleted?;
-        outcome.final_status = Some(status);
+        if outcome.ok {
+            outcome.failure = RunFailure::of(&root.status, root.error, root.error_code, &trace);
+        }
+        outcome.final_status = Some(root.status);
         outcome.duration_ms = Some(duration_ms);
         outcome.node_trace = Some(trace);
         Ok(outcome)
@@ -351,10 +401,11 @@ impl Runs {
         Ok(rows::runs_in_tree(&mut conn, root_id).await?)
     }
 
-    /// The root's status and its node trace, child runs inlined under their subworkflow node.
-    async fn trace(&self, root_id: &str) -> Result<(String, Vec<Value>), Error> {
+    /// The root run and its node trace, child runs inlined under their subworkflow node.
+    async fn trace(&self, root_id: &str) -> Result<(rows::RunRow, Vec<Value>), Error> {
         let tree = self.tree(root_id).await?;
-        let status = tree.iter().find(|r| r.id == root_id).map(|r| r.status.clone()).unwrap_or_default();
+        let root = tree.iter().find(|r| r.id == root_id).cloned();
+        let root = root.ok_or_else(|| Error::Internal(format!("test run {root_id} vanished before its trace")))?;
         let mut conn = self.inner.store.read().await?;
         let mut traces = Map::new();
         for run in &tree {
@@ -370,9 +421,9 @@ impl Runs {
                 }
             }
         }
-        let mut root = traces.get(root_id).cloned().unwrap_or(json!([]));
-        inline(&mut root, &traces);
-        Ok((status, root.as_array().cloned().unwrap_or_default()))
+        let mut nodes = traces.get(root_id).cloned().unwrap_or(json!([]));
+        inline(&mut nodes, &traces);
+        Ok((root, nodes.as_array().cloned().unwrap_or_default()))
     }
 
     async fn delete_tree(&self, root_id: &str) -> Result<(), Error> {

@@ -1,9 +1,9 @@
 //! The live progress of a run tree on stderr: one line per node run as it finishes — status, node, type, duration,
-//! tokens and cost, from the node runs the facade records (subworkflow nodes' child runs indented under them) — and,
-//! on a terminal, a spinner line for the node in flight. It follows the tree through the facade's watcher
-//! (`Runs::watch_tree`: woken by this process's own writes, and by other processes' through the store's changes
-//! feed), so `roscoe run` and `roscoe runs watch` show the same thing. Held while a question is asked at the
-//! terminal, resumed after; `--quiet` shows none of it.
+//! tokens and cost, from the node runs the facade records (subworkflow nodes' child runs indented under them), with a
+//! failed script's last lines of stderr under its line (`script_output`) — and, on a terminal, a spinner line for the
+//! node in flight. It follows the tree through the facade's watcher (`Runs::watch_tree`: woken by this process's own
+//! writes, and by other processes' through the store's changes feed), so `roscoe run` and `roscoe runs watch` show
+//! the same thing. Held while a question is asked at the terminal, resumed after; `--quiet` shows none of it.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::context::Ctx;
 use super::output::{Output, Paint};
+use super::script_output;
 
 /// The spinner's frames.
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -106,10 +107,12 @@ struct Board {
 }
 
 /// A node run as shown: its id, depth in the tree and recorded fields.
-struct Line {
+pub(super) struct Line {
     id: String,
-    depth: usize,
-    node: Value,
+    /// How deep in subworkflow runs (0: the run's own node runs).
+    pub(super) depth: usize,
+    /// The node run, as `get_run_history` gives it.
+    pub(super) node: Value,
 }
 
 impl Board {
@@ -124,6 +127,10 @@ impl Board {
                 "completed" | "failed" | "cancelled" if self.printed.insert(line.id.clone()) => {
                     self.clear();
                     eprintln!("{}", self.finished(&line, &status));
+                    let indent = "  ".repeat(line.depth + 1);
+                    for text in script_output::failed_tail(&line.node, &indent, self.out.err_tty) {
+                        eprintln!("{text}");
+                    }
                 }
                 "running" => {
                     let since = *self.since.entry(line.id.clone()).or_insert_with(Instant::now);
@@ -187,7 +194,7 @@ impl Board {
 }
 
 /// The node runs of run `run_id` and of its child runs (each child's before the node that called it), in order.
-fn collect<'a>(
+pub(super) fn collect<'a>(
     runs: &'a Runs,
     scope: &'a Scope,
     run_id: String,

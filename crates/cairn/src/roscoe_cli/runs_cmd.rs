@@ -1,7 +1,9 @@
-//! `roscoe runs list | show | watch | history | resume | cancel | retry`: the run tools of the MCP surface
+//! `roscoe runs list | show | watch | history | logs | resume | cancel | retry`: the run tools of the MCP surface
 //! (`list_runs`, `get_run_status`, `get_run_history`, `resume_run`, `cancel_run`, `retry_run`) from a terminal, on
-//! the same database and with the same scope rules. `watch`, `resume` and `retry` go on as `roscoe run` does
-//! ([`drive`]).
+//! the same database and with the same scope rules; `logs` prints the scripts' recorded stdout and stderr as text.
+//! `watch`, `resume` and `retry` go on as `roscoe run` does ([`drive`]).
+
+use std::io::{IsTerminal, Write};
 
 use cairn_roscoe::runs::ListRuns;
 use clap::Subcommand;
@@ -11,7 +13,8 @@ use super::context::Ctx;
 use super::drive::{self, Action, Mode};
 use super::exit::{self, Exit};
 use super::output::Paint;
-use super::progress::seconds;
+use super::progress::{self, seconds};
+use super::script_output;
 
 /// `roscoe runs` commands.
 #[derive(Debug, Subcommand)]
@@ -46,6 +49,13 @@ pub enum RunsCommand {
     History {
         /// The run's id.
         run_id: String,
+    },
+    /// What a run's scripts printed: each script node run's whole stdout and stderr, subworkflow runs' included.
+    Logs {
+        /// The run's id.
+        run_id: String,
+        /// Only the runs of this node.
+        node_id: Option<String>,
     },
     /// Answer a run's pending human step and drive it on; without a choice, ask it at the terminal (or say what the
     /// run waits for).
@@ -120,6 +130,7 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
             }
             println!();
             nodes_table(ctx, &history.nodes);
+            streams_tails(ctx, &run_id, &history.nodes);
             Ok(())
         }
         RunsCommand::Watch { run_id } => drive::drive(ctx, &run_id, Action::Look, Mode::Watch).await,
@@ -140,6 +151,7 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        RunsCommand::Logs { run_id, node_id } => logs(ctx, &run_id, node_id.as_deref()).await,
         RunsCommand::Resume { run_id, choice, comment } => {
             let action = match choice {
                 Some(transition) => Action::Resume { transition, comment },
@@ -157,6 +169,87 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
         }
         RunsCommand::Retry { run_id } => drive::drive(ctx, &run_id, Action::Retry, Mode::Ask).await,
     }
+}
+
+/// The last lines of each script's streams under `runs show`'s table, and where to read the rest (not with `--quiet`).
+fn streams_tails(ctx: &Ctx, run_id: &str, nodes: &[Value]) {
+    if ctx.out.quiet {
+        return;
+    }
+    let keep = std::io::stdout().is_terminal();
+    let mut cut = false;
+    for node in nodes {
+        let streams: Vec<(&str, &str)> =
+            ["stdout", "stderr"].into_iter().filter_map(|name| Some((name, script_output::stream(node, name)?))).collect();
+        if streams.is_empty() {
+            continue;
+        }
+        println!("\n{}", heading(node));
+        for (name, text) in streams {
+            cut |= script_output::tail(text, script_output::TAIL_LINES).0 > 0;
+            for line in script_output::framed(text, name, "  ", keep) {
+                println!("{line}");
+            }
+        }
+    }
+    if cut {
+        println!("\nWhole streams: roscoe runs logs {run_id} [NODE]");
+    }
+}
+
+/// `roscoe runs logs RUN [NODE]`: every script node run's recorded streams in full, in the order they ran.
+async fn logs(ctx: &Ctx, run_id: &str, node_id: Option<&str>) -> anyhow::Result<()> {
+    let mut lines = Vec::new();
+    ctx.runs.get_run_status(&ctx.scope, run_id).await.map_err(|e| Exit::from_facade(&e))?;
+    progress::collect(&ctx.runs, &ctx.scope, run_id.to_owned(), 0, &mut lines).await;
+    let chosen: Vec<&progress::Line> =
+        lines.iter().filter(|l| node_id.is_none_or(|id| l.node["nodeId"] == id)).collect();
+    if let Some(id) = node_id.filter(|_| chosen.is_empty()) {
+        let mut ran: Vec<&str> = lines.iter().filter_map(|l| l.node["nodeId"].as_str()).collect();
+        ran.dedup();
+        return Err(Exit::usage(format!("run {run_id} has no run of node '{id}'; nodes that ran: {}", ran.join(", "))).into());
+    }
+    let keep = std::io::stdout().is_terminal();
+    let mut stdout = std::io::stdout().lock();
+    let mut printed = false;
+    for line in chosen {
+        let streams: Vec<(&str, &str)> = ["stdout", "stderr"]
+            .into_iter()
+            .filter_map(|name| Some((name, script_output::stream(&line.node, name)?)))
+            .collect();
+        if line.node["output"].get("exitCode").is_none() {
+            continue;
+        }
+        printed = true;
+        writeln!(stdout, "== {}{} ==", "  ".repeat(line.depth), heading(&line.node))?;
+        if streams.is_empty() {
+            writeln!(stdout, "(printed nothing)")?;
+        }
+        for (name, text) in streams {
+            writeln!(stdout, "-- {name}")?;
+            writeln!(stdout, "{}", script_output::shown(text.trim_end_matches('\n'), keep))?;
+        }
+    }
+    if !printed {
+        ctx.out.note(&format!("Run {run_id} has no script output{}.", node_id.map(|n| format!(" from node '{n}'")).unwrap_or_default()));
+    }
+    Ok(())
+}
+
+/// A node run's heading: `check (script, failed, exit 1, visit 2)`.
+fn heading(node: &Value) -> String {
+    let mut parts = vec![node["nodeType"].as_str().unwrap_or_default().to_owned()];
+    parts.push(node["status"].as_str().unwrap_or_default().to_owned());
+    if let Some(code) = node["output"]["exitCode"].as_i64() {
+        parts.push(format!("exit {code}"));
+    }
+    if node["output"]["timedOut"] == true {
+        parts.push("timed out".to_owned());
+    }
+    if let Some(visit) = node["iteration"].as_i64().filter(|v| *v > 1) {
+        parts.push(format!("visit {visit}"));
+    }
+    format!("{} ({})", node["nodeId"].as_str().unwrap_or_default(), parts.join(", "))
 }
 
 /// Node runs as a table (subworkflow runs' nodes are in their own run's history).

@@ -1,6 +1,7 @@
 //! `roscoe test <id|file> [--mocks FILE]`: the `test_workflow` tool from a terminal — the workflow run end to end in
 //! the real engine and database, mocks answering its AI, human and fan-out steps (and standing in for the scripts
-//! and subworkflows they name), the test run deleted afterwards. Exit 0 when the test ran and the run completed.
+//! and subworkflows they name), the test run deleted afterwards. Exit 0 when the test ran and the run completed; else it
+//! says why (the node, event and error, a failed script's stderr).
 
 use clap::Args;
 use serde_json::Value;
@@ -8,9 +9,10 @@ use serde_json::Value;
 use super::context::Ctx;
 use super::exit::{self, Exit};
 use super::input::run_input;
-use super::output::Paint;
+use super::output::{Output, Paint};
+use super::script_output;
 use super::workflows_cmd::workflow_file;
-use cairn_roscoe::runs::TestRequest;
+use cairn_roscoe::runs::{RunFailure, TestRequest};
 
 /// `roscoe test` options.
 #[derive(Debug, Args)]
@@ -65,14 +67,42 @@ pub(super) async fn run(ctx: &Ctx, args: TestArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     if !out.json {
-        let why = outcome.message.clone().unwrap_or_else(|| format!("the run ended {status}"));
-        let code = outcome.code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
-        let node = outcome.node_id.as_deref().map(|n| format!(" at node '{n}'")).unwrap_or_default();
-        eprintln!("{} {}{node}: {why}{code}", out.paint(Paint::Red, "✗"), args.workflow);
+        match &outcome.failure {
+            Some(failure) => print_failure(out, &args.workflow, &status, failure, outcome.node_trace.as_deref()),
+            None => {
+                let why = outcome.message.clone().unwrap_or_else(|| format!("the run ended {status}"));
+                let code = outcome.code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
+                let node = outcome.node_id.as_deref().map(|n| format!(" at node '{n}'")).unwrap_or_default();
+                eprintln!("{} {}{node}: {why}{code}", out.paint(Paint::Red, "✗"), args.workflow);
+            }
+        }
         for detail in outcome.details.iter().flatten() {
             eprintln!("  {detail}");
         }
     }
     let usage = outcome.code.as_deref().is_some_and(exit::is_usage);
     Err(Exit::with(if usage { exit::USAGE } else { exit::FAILED }).into())
+}
+
+/// Why a test run ended failed: the node it stopped at and the event, the run's error and code, the node's own
+/// error, and a failed script's last lines of stderr.
+fn print_failure(out: &Output, workflow: &str, status: &str, failure: &RunFailure, trace: Option<&[Value]>) {
+    let node = failure.node_id.as_deref().map(|n| format!(" at node '{n}'")).unwrap_or_default();
+    let mut about: Vec<&str> = failure.node_type.iter().map(String::as_str).collect();
+    let event = failure.event.as_deref().map(|e| format!("event {e}"));
+    about.extend(event.as_deref());
+    let about = if about.is_empty() { String::new() } else { format!(" ({})", about.join(", ")) };
+    let error = failure.error.as_deref().unwrap_or("no error was recorded");
+    let code = failure.code.as_deref().map(|c| format!(" ({c})")).unwrap_or_default();
+    eprintln!("{} {workflow}: the run ended {status}{node}{about}: {error}{code}", out.paint(Paint::Red, "✗"));
+    if let (Some(id), Some(node_error)) = (&failure.node_id, &failure.node_error)
+        && !error.contains(node_error.as_str())
+    {
+        eprintln!("  {id}: {node_error}");
+    }
+    let id = failure.node_id.as_deref().unwrap_or_default();
+    let failed = trace.into_iter().flatten().rev().find(|n| n["status"] == "failed" && n["nodeId"] == id);
+    for line in failed.map(|n| script_output::failed_tail(n, "  ", out.err_tty)).unwrap_or_default() {
+        eprintln!("{line}");
+    }
 }

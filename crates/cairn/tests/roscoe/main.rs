@@ -13,6 +13,7 @@ mod cli_ai;
 mod cli_commands;
 mod cli_names;
 mod cli_run;
+mod cli_script_output;
 mod cli_support;
 mod cli_terminal;
 #[path = "../common/cairn_serve.rs"]
