@@ -174,6 +174,6 @@ async fn every_sh_block_of_the_docs_runs_or_is_marked_not_run_and_prints_what_th
         walk_page(&name, &std::fs::read_to_string(&path).unwrap(), &mut walk).await;
     }
     println!("ran {} blocks, compared {} outputs; not run:\n{}", walk.ran, walk.compared, walk.not_run.join("\n"));
-    assert!(walk.ran > 0 && walk.compared > 0, "the walk found no ```sh blocks to run, or no ```text to compare");
     assert!(walk.failures.is_empty(), "{}", walk.failures.join("\n\n"));
+    assert!(walk.ran > 0 && walk.compared > 0, "the walk found no ```sh blocks to run, or no ```text to compare");
 }
