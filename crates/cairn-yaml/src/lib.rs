@@ -24,6 +24,8 @@ pub struct Document {
     /// The document as a JSON value.
     pub value: Value,
     positions: HashMap<String, (u64, u64)>,
+    /// The source words of the values read as a boolean or null (`no`, `On`, `~`), by JSON pointer.
+    words: HashMap<String, String>,
 }
 
 impl Document {
@@ -37,6 +39,12 @@ impl Document {
             // A missing key (e.g. a required property) has no position of its own: use its parent's.
             pointer = &pointer[..pointer.rfind('/')?];
         }
+    }
+
+    /// The word written for the value at a JSON pointer when YAML read it as a boolean or null (`no`, `off`, `~`):
+    /// a value meant as text needs quotes.
+    pub fn word_at(&self, pointer: &str) -> Option<&str> {
+        self.words.get(pointer).map(String::as_str)
     }
 }
 
@@ -52,18 +60,31 @@ pub enum DuplicateKeys {
     Error,
 }
 
+/// What a key YAML reads as a boolean or null (`true:`, `on:`, `no:`, `~:`) means.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WordKeys {
+    /// The key PyYAML makes of it: `True`, `False`, `None`.
+    #[default]
+    PyYaml,
+    /// An error naming the key and its line, with the quoting that makes it the text written.
+    Error,
+}
+
 /// How [`parse_with`] reads a text; the default is [`parse`]'s PyYAML reading.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Options {
     /// What a repeated key means.
     pub duplicate_keys: DuplicateKeys,
+    /// What a key read as a boolean or null means.
+    pub word_keys: WordKeys,
 }
 
 impl Options {
-    /// PyYAML's reading, except that a repeated key is an error.
-    pub fn rejecting_duplicate_keys() -> Self {
-        Options { duplicate_keys: DuplicateKeys::Error }
+    /// PyYAML's reading, except that a repeated key, or a key YAML reads as a boolean or null, is an error: for
+    /// formats of cairn's own, whose keys are always text.
+    pub fn strict_keys() -> Self {
+        Options { duplicate_keys: DuplicateKeys::Error, word_keys: WordKeys::Error }
     }
 }
 
@@ -86,12 +107,12 @@ pub fn parse_with(text: &str, options: Options) -> Result<Document, String> {
     };
     let root: Option<Spanned<Node>> =
         serde_saphyr::from_str_with_options(text, parser).map_err(|err| limits::describe(&err))?;
-    let mut reader = Reader { text, options, positions: HashMap::new() };
+    let mut reader = Reader { text, options, positions: HashMap::new(), words: HashMap::new() };
     let value = match root {
         Some(node) => reader.flatten(node, String::new())?,
         None => Value::Null,
     };
-    Ok(Document { value, positions: reader.positions })
+    Ok(Document { value, positions: reader.positions, words: reader.words })
 }
 
 /// The source text of a scalar node, when the parser knows its byte span.
@@ -117,6 +138,7 @@ struct Reader<'t> {
     text: &'t str,
     options: Options,
     positions: HashMap<String, (u64, u64)>,
+    words: HashMap<String, String>,
 }
 
 impl Reader<'_> {
@@ -136,7 +158,11 @@ impl Reader<'_> {
                 let mut seen: HashMap<String, (u64, u64)> = HashMap::new();
                 for (key, item) in entries {
                     let key_at = (key.referenced.line(), key.referenced.column());
-                    let key = key_text(scalar(key.value, &key.referenced, self.text));
+                    let key_value = scalar(key.value, &key.referenced, self.text);
+                    if self.options.word_keys == WordKeys::Error && (key_value.is_boolean() || key_value.is_null()) {
+                        return Err(word_key(&key_value, source_text(&key.referenced, self.text), key_at));
+                    }
+                    let key = key_text(key_value);
                     if let Some((line, column)) = seen.insert(key.clone(), key_at)
                         && self.options.duplicate_keys == DuplicateKeys::Error
                     {
@@ -153,9 +179,30 @@ impl Reader<'_> {
                 }
                 Value::Object(map)
             }
-            value => scalar(value, &node.referenced, self.text),
+            value => {
+                let value = scalar(value, &node.referenced, self.text);
+                if (value.is_boolean() || value.is_null())
+                    && let Some(word) = source_text(&node.referenced, self.text)
+                {
+                    self.words.insert(pointer, word.to_owned());
+                }
+                value
+            }
         })
     }
+}
+
+/// The error for a key YAML read as `value` (a boolean or null), written `word` at `at`.
+fn word_key(value: &Value, word: Option<&str>, (line, column): (u64, u64)) -> String {
+    let read = match value {
+        Value::Bool(b) => format!("the boolean {b}"),
+        _ => "null".to_owned(),
+    };
+    let word = word.unwrap_or(if value.is_null() { "null" } else { "true" });
+    format!(
+        "line {line} column {column}: the key `{word}` is read by YAML as {read}, not as the text '{word}'; put it in \
+         quotes: `\"{word}\":`"
+    )
 }
 
 /// The value of a scalar node found at `at` (keys are scalars too: the visitor refuses collection keys).
@@ -268,9 +315,9 @@ mod tests {
     #[test]
     fn a_repeated_key_is_an_error_with_both_lines_when_asked() {
         let text = "name: w\ndescription: one\nnodes:\n  a: {x: 1, x: 2}\ndescription: two\n";
-        let err = parse_with(text, Options::rejecting_duplicate_keys()).unwrap_err();
+        let err = parse_with(text, Options::strict_keys()).unwrap_err();
         assert!(err.contains("'x'") && err.contains("line 4"), "{err}");
-        let err = parse_with("name: w\ndescription: one\ndescription: two\n", Options::rejecting_duplicate_keys())
+        let err = parse_with("name: w\ndescription: one\ndescription: two\n", Options::strict_keys())
             .unwrap_err();
         assert!(err.starts_with("line 3 column 1: "), "{err}");
         assert!(err.contains("'description'") && err.contains("first at line 2 column 1"), "{err}");
@@ -278,8 +325,41 @@ mod tests {
         assert_eq!(parse("description: one\ndescription: two\n").unwrap().value["description"], "two");
         // A merge key is not a repetition, nor are equal keys in different mappings.
         let merged = "base: &b {a: 1, b: 2}\nuse:\n  <<: *b\n  a: 3\nother: {a: 1}\n";
-        let doc = parse_with(merged, Options::rejecting_duplicate_keys()).unwrap();
+        let doc = parse_with(merged, Options::strict_keys()).unwrap();
         assert_eq!(doc.value["use"], serde_json::json!({"a": 3, "b": 2}));
+    }
+
+    #[test]
+    fn a_key_read_as_a_boolean_or_null_is_an_error_with_the_quoting_when_asked() {
+        let text = "nodes:\n  a:\n    transitions:\n      true: b\n";
+        let err = parse_with(text, Options::strict_keys()).unwrap_err();
+        assert_eq!(
+            err,
+            "line 4 column 7: the key `true` is read by YAML as the boolean true, not as the text 'true'; put it in \
+             quotes: `\"true\":`"
+        );
+        let err = parse_with("on: push\n", Options::strict_keys()).unwrap_err();
+        assert!(err.contains("the key `on` is read by YAML as the boolean true") && err.contains("`\"on\":`"), "{err}");
+        let err = parse_with("~: x\n", Options::strict_keys()).unwrap_err();
+        assert!(err.contains("the key `~` is read by YAML as null"), "{err}");
+        for fine in ["\"true\": b\n", "'on': x\n", "y: 1\n", "1: x\n"] {
+            assert!(parse_with(fine, Options::strict_keys()).is_ok(), "{fine}");
+        }
+        // Read the PyYAML way, the same keys are spelt as Python prints them.
+        assert_eq!(parse("true: b\nno: c\n").unwrap().value, serde_json::json!({"True": "b", "False": "c"}));
+    }
+
+    #[test]
+    fn the_words_read_as_booleans_or_null_are_kept_by_pointer() {
+        let doc = parse("a: no\nb: 'no'\nc: [On, ~, null]\nd: false\ne: 0\n").unwrap();
+        assert_eq!(doc.value["a"], false);
+        assert_eq!(doc.word_at("/a"), Some("no"));
+        assert_eq!(doc.word_at("/b"), None, "quoted: text");
+        assert_eq!(doc.word_at("/c/0"), Some("On"));
+        assert_eq!(doc.word_at("/c/1"), Some("~"));
+        assert_eq!(doc.word_at("/c/2"), Some("null"));
+        assert_eq!(doc.word_at("/d"), Some("false"));
+        assert_eq!(doc.word_at("/e"), None);
     }
 
     /// Hostile texts each caller could be handed: every one is refused with a message naming the limit.

@@ -24,9 +24,22 @@ pub(crate) fn is_valid_id(id: &str) -> bool {
 }
 
 /// Reads workflow YAML: PyYAML's reading, except that a key repeated in one mapping is an error naming both lines
-/// (§5: the schema stage needs the YAML to parse with no duplicate keys).
+/// (§5: the schema stage needs the YAML to parse with no duplicate keys), and so is a key YAML reads as a boolean or
+/// null (`true:`, `on:`, `no:`; every key of a workflow is text), with the quoting that fixes it.
 pub(crate) fn read_yaml(text: &str) -> Result<Document, String> {
-    cairn_yaml::parse_with(text, cairn_yaml::Options::rejecting_duplicate_keys())
+    cairn_yaml::parse_with(text, cairn_yaml::Options::strict_keys())
+}
+
+/// A schema error about a value YAML read as a boolean or null from a word (`prompt: no`), with the quoting that
+/// makes it the text written.
+fn with_quoting(mut d: Diagnostic, doc: &Document) -> Diagnostic {
+    if let Some(word) = doc.word_at(&d.pointer) {
+        let read = doc.value.pointer(&d.pointer).map_or_else(|| "null".to_owned(), Value::to_string);
+        d.message.push_str(&format!(
+            " (YAML reads the unquoted `{word}` as {read}; for the text, put it in quotes: \"{word}\")"
+        ));
+    }
+    d
 }
 
 /// Parses and schema-checks `text`; `id` is the id the file is stored under, when known.
@@ -100,7 +113,7 @@ pub(crate) fn parse(text: &str, id: Option<&str>) -> Result<(Workflow, Document)
     let schema_errors = schema::check(&doc.value).into_iter().filter(|d| {
         !(d.pointer == "/nodes" && !reserved.is_empty() && d.message.contains("is not allowed for"))
     });
-    found.extend(schema_errors);
+    found.extend(schema_errors.map(|d| with_quoting(d, &doc)));
     if !found.is_empty() {
         return Err(found.into_iter().map(|d| locate(d, &doc)).collect());
     }

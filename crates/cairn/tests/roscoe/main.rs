@@ -48,3 +48,4 @@ mod support;
 #[path = "../common/tool_call.rs"]
 mod tool_call;
 mod tool_groups;
+mod yaml_words;

@@ -49,16 +49,8 @@ impl Checker<'_> {
             if let Some(events) = emitted_events(node) {
                 for t in &node.transitions {
                     if !events.iter().any(|e| e == &t.event) {
-                        // YAML 1.1 reads an unquoted `true:` key as a boolean, which arrives here as "True".
-                        let quoting = match t.event.as_str() {
-                            "True" | "False" => format!(
-                                " (an unquoted `{0}:` key is read as a boolean: write '{0}' in quotes)",
-                                t.event.to_ascii_lowercase()
-                            ),
-                            _ => String::new(),
-                        };
                         out.push(node_diag(Code::UnreachableTransition, node, &format!("/transitions/{}", escape(&t.event)), format!(
-                            "{}: a {} node never emits '{}', so this transition is never taken; use one of: {}{quoting}",
+                            "{}: a {} node never emits '{}', so this transition is never taken; use one of: {}",
                             node.id, node.kind.as_str(), t.event, events.join(", ")
                         )));
                     }
@@ -251,12 +243,11 @@ mod tests {
 
 
     #[test]
-    fn unquoted_boolean_transition_keys_are_explained() {
+    fn unquoted_boolean_transition_keys_are_refused_before_lint() {
         let text = wf("  a: { type: condition, config: { expression: 'true' }, transitions: { true: $end, 'false': $fail } }\n");
         let found = check(&text, &lint_options());
-        let unreachable: Vec<_> = found.iter().filter(|d| d.code == Code::UnreachableTransition).collect();
-        assert_eq!(unreachable.len(), 1, "{found:#?}");
-        assert!(unreachable[0].message.contains("write 'true' in quotes"), "{}", unreachable[0].message);
+        assert_eq!(found.iter().map(|d| d.code).collect::<Vec<_>>(), [Code::InvalidConfig], "{found:#?}");
+        assert!(found[0].message.contains("put it in quotes: `\"true\":`"), "{}", found[0].message);
     }
 
 
