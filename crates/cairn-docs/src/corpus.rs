@@ -62,7 +62,7 @@ impl Page {
             .get("order")
             .and_then(Value::as_i64)
             .unwrap_or(i64::MAX);
-        let markdown = body.to_owned();
+        let markdown = without_comment_lines(body);
         let sections = sections(&markdown);
         Ok(Page {
             slug: slug.to_owned(),
@@ -79,6 +79,17 @@ impl Page {
     pub fn text(&self, section: &Section) -> &str {
         self.markdown[section.start..section.end].trim_end()
     }
+}
+
+/// `markdown` without the lines that are an HTML comment alone (`<!-- not run: … -->` and `<!-- file: … -->`, the
+/// marks the docs' command walker reads): notes about the page, never shown to its readers.
+fn without_comment_lines(markdown: &str) -> String {
+    let kept = markdown.split_inclusive('\n').filter(|line| {
+        let line = line.trim();
+        let inner = line.strip_prefix("<!--").and_then(|rest| rest.strip_suffix("-->"));
+        !inner.is_some_and(|inner| !inner.contains("-->"))
+    });
+    kept.collect()
 }
 
 fn options() -> Options {
@@ -241,6 +252,13 @@ Setext heading\nover two lines\n--------------\n";
         let second = &page.sections[3];
         assert!(page.text(second).contains("### Example"));
         assert!(!page.text(second).contains("Links"));
+    }
+
+    #[test]
+    fn comment_lines_are_not_part_of_a_page() {
+        let text = "---\ntitle: T\ndescription: D\n---\nRun:\n\n<!-- not run: a server -->\n```sh\ncairn serve\n```\nSee <!-- x --> here.\n";
+        let page = Page::parse("p", text).unwrap();
+        assert_eq!(page.markdown, "Run:\n\n```sh\ncairn serve\n```\nSee <!-- x --> here.\n");
     }
 
     #[test]
