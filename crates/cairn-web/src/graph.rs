@@ -1,13 +1,16 @@
 //! The workflow graph as server-rendered SVG: the layered layout of the `layout-rs` crate (Graphviz's `dot`
 //! approach: ranks, crossing reduction, long edges through virtual nodes, loops turned around), drawn here with
 //! cairn's own markup so every node is a link (`#node-<id>`, the node's details on a run page) with a status class
-//! the stylesheet colours, the current node marked, and `$end` / `$fail` drawn as terminal circles.
+//! the stylesheet colours, the current node marked, and `$end` / `$fail` drawn as terminal circles (a node without
+//! transitions, which ends the run, has an edge to `$end`). Every edge points from its source to its target, loops
+//! included (the layout turns a loop's edge around to rank the nodes; its arrowhead goes back to the target's end),
+//! and on a run page the transitions the run took are marked `taken`.
 //!
 //! Why SVG from the server: the pages work without JavaScript, and the live run page swaps in re-rendered HTML over
 //! SSE, so the picture has to come with the HTML; the SVG needs no script and no inline style (the CSP forbids
 //! both). Parallel transitions between two nodes are drawn as one edge labelled with every event.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use cairn_roscoe::diagram::Diagram;
@@ -36,6 +39,8 @@ pub(crate) struct Graph {
     pub(crate) edges: Vec<(String, String, String)>,
     /// The node a run waits at, marked in the drawing.
     pub(crate) current: Option<String>,
+    /// The transitions a run took, `(from, to)`, marked in the drawing.
+    pub(crate) taken: BTreeSet<(String, String)>,
 }
 
 /// One node of a [`Graph`].
@@ -78,9 +83,35 @@ impl From<Diagram> for Graph {
                 status: n.status.map(|s| s.as_str().to_owned()).unwrap_or_default(),
             })
             .collect();
-        let edges = diagram.edges.into_iter().map(|e| (e.from, e.event, e.to)).collect();
-        Graph { nodes, edges, current: None }
+        let mut edges: Vec<(String, String, String)> = diagram.edges.into_iter().map(|e| (e.from, e.event, e.to)).collect();
+        // A node without transitions ends the run as `$end` does.
+        for node in &diagram.nodes {
+            if !edges.iter().any(|(from, _, _)| *from == node.id) {
+                edges.push((node.id.clone(), String::new(), "$end".to_owned()));
+            }
+        }
+        Graph { nodes, edges, current: None, taken: BTreeSet::new() }
     }
+}
+
+impl Graph {
+    /// Marks the transitions a run took: each node run that ended with an event took the edge of that event (a node
+    /// without transitions, its edge to `$end`).
+    pub(crate) fn mark_taken<'a>(&mut self, visits: impl IntoIterator<Item = (&'a str, &'a str)>) {
+        for (node, event) in visits {
+            let taken = self.edges.iter().find(|(from, on, _)| from == node && (on == event || on.is_empty()));
+            if let Some((from, _, to)) = taken {
+                self.taken.insert((from.clone(), to.clone()));
+            }
+        }
+    }
+}
+
+/// An edge as drawn: its path, which of the graph's node pairs it joins, and whether the layout turned it around.
+struct EdgePath {
+    d: String,
+    pair: Option<usize>,
+    reversed: bool,
 }
 
 /// What the layout drew, collected to be written as cairn's markup.
@@ -88,8 +119,8 @@ impl From<Diagram> for Graph {
 struct Canvas {
     /// Top-left corner and size of each node box or terminal circle, by its id.
     shapes: BTreeMap<String, (Point, Point)>,
-    /// Edge paths, as SVG path data.
-    paths: Vec<String>,
+    /// Edge paths.
+    paths: Vec<EdgePath>,
     /// Edge labels: where, and the text.
     labels: Vec<(Point, String)>,
     /// The drawing's extent.
@@ -144,9 +175,9 @@ impl RenderBackend for Canvas {
         &mut self,
         path: &[(Point, Point)],
         _dashed: bool,
-        _head: (bool, bool),
+        head: (bool, bool),
         _look: &StyleAttr,
-        _properties: Option<String>,
+        properties: Option<String>,
         _text: &str,
     ) {
         // layout-rs gives the start and its control point, then for each later point its control point and the point.
@@ -163,12 +194,22 @@ impl RenderBackend for Canvas {
         for (control, point) in rest {
             let _ = write!(d, " S{:.1} {:.1} {:.1} {:.1}", control.x, control.y, point.x, point.y);
         }
-        self.paths.push(d);
+        // A loop's edge turned around for the ranking has its head at the path's start.
+        let reversed = head.0 && !head.1;
+        self.paths.push(EdgePath { d, pair: properties.and_then(|p| p.parse().ok()), reversed });
     }
 
     fn create_clip(&mut self, _xy: Point, _size: Point, _rounded_px: usize) -> ClipHandle {
         0
     }
+}
+
+/// An arrowhead marker (drawn the other way round at a path's start).
+fn marker(id: &str, class: &str) -> String {
+    format!(
+        "<marker id=\"{id}\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" \
+         orient=\"auto-start-reverse\"><path d=\"M0 0 L10 5 L0 10 z\" class=\"{class}\"/></marker>"
+    )
 }
 
 /// `text` escaped for an attribute or element content.
@@ -197,14 +238,22 @@ impl Graph {
         let mut svg = format!(
             "<svg class=\"graph-svg\" xmlns=\"http://www.w3.org/2000/svg\" role=\"group\" aria-label=\"Workflow graph\" \
              width=\"{width:.0}\" height=\"{height:.0}\" viewBox=\"{:.1} {:.1} {width:.1} {height:.1}\">\
-             <defs><marker id=\"arrowhead\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" \
-             markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0 0 L10 5 L0 10 z\" class=\"arrowhead\"/>\
-             </marker></defs>",
+             <defs>{}{}</defs>",
             min.x - MARGIN,
-            min.y - MARGIN
+            min.y - MARGIN,
+            marker("arrowhead", "arrowhead"),
+            marker("arrowhead-taken", "arrowhead taken"),
         );
-        for d in &canvas.paths {
-            let _ = write!(svg, "<path class=\"edge\" d=\"{d}\" marker-end=\"url(#arrowhead)\"/>");
+        let pairs = self.pairs();
+        for path in &canvas.paths {
+            let pair = path.pair.and_then(|i| pairs.get(i));
+            let taken = pair.is_some_and(|(pair, _)| self.taken.contains(pair));
+            let (class, head) = if taken { ("edge taken", "arrowhead-taken") } else { ("edge", "arrowhead") };
+            let ends = pair.map_or_else(String::new, |((from, to), _)| {
+                format!(" data-from=\"{}\" data-to=\"{}\"", escape(from), escape(to))
+            });
+            let at = if path.reversed { "marker-start" } else { "marker-end" };
+            let _ = write!(svg, "<path class=\"{class}\"{ends} d=\"{}\" {at}=\"url(#{head})\"/>", path.d);
         }
         for (at, text) in &canvas.labels {
             let _ = write!(
@@ -255,6 +304,19 @@ impl Graph {
         svg
     }
 
+    /// One edge per pair of nodes, `(from, to)`, in the order of their first transition, with every event that takes
+    /// it.
+    fn pairs(&self) -> Vec<((String, String), Vec<String>)> {
+        let mut pairs: Vec<((String, String), Vec<String>)> = Vec::new();
+        for (from, event, to) in &self.edges {
+            match pairs.iter_mut().find(|(pair, _)| pair.0 == *from && pair.1 == *to) {
+                Some((_, events)) => events.push(event.clone()),
+                None => pairs.push(((from.clone(), to.clone()), vec![event.clone()])),
+            }
+        }
+        pairs
+    }
+
     /// Lays the graph out and collects what the layout draws.
     fn layout(&self) -> Canvas {
         let orientation = Orientation::TopToBottom;
@@ -273,20 +335,9 @@ impl Graph {
             );
             handles.insert(node.id.clone(), graph.add_node(element));
         }
-        // One edge per pair of nodes, labelled with every event that takes it.
-        let mut pairs: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
-        let mut order = Vec::new();
-        for (from, event, to) in &self.edges {
-            let key = (from.clone(), to.clone());
-            if !pairs.contains_key(&key) {
-                order.push(key.clone());
-            }
-            pairs.entry(key).or_default().push(event.clone());
-        }
-        for key in order {
-            let (from, to) = &key;
-            let Some(&source) = handles.get(from) else { continue };
-            let target = match (handles.get(to), terminal(to)) {
+        for (index, ((from, to), events)) in self.pairs().into_iter().enumerate() {
+            let Some(&source) = handles.get(&from) else { continue };
+            let target = match (handles.get(&to), terminal(&to)) {
                 (Some(&handle), _) => handle,
                 (None, Some(name)) => *handles.entry(to.clone()).or_insert_with(|| {
                     graph.add_node(Element::create_with_properties(
@@ -300,7 +351,8 @@ impl Graph {
                 // A target that names no node: validation reports it; the drawing leaves the edge out.
                 (None, None) => continue,
             };
-            graph.add_edge(Arrow::simple(&pairs[&key].join(" / ")), source, target);
+            let label: Vec<&str> = events.iter().map(String::as_str).filter(|e| !e.is_empty()).collect();
+            graph.add_edge(Arrow::simple_with_properties(&label.join(" / "), index.to_string()), source, target);
         }
         let mut canvas = Canvas::default();
         graph.do_it(false, false, false, &mut canvas);
@@ -349,6 +401,7 @@ mod tests {
                 edge("fix", "retry", "review"),
             ],
             current: Some("review".into()),
+            taken: BTreeSet::new(),
         };
         let svg = graph.svg();
         assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
@@ -376,7 +429,7 @@ mod tests {
             }
         }
         edges.push(edge("step49", "success", "$end"));
-        let svg = Graph { nodes, edges, current: None }.svg();
+        let svg = Graph { nodes, edges, ..Graph::default() }.svg();
         let boxes = rects(&svg);
         assert_eq!(boxes.len(), 50, "every node is drawn once");
         for (i, a) in boxes.iter().enumerate() {
@@ -386,11 +439,84 @@ mod tests {
         }
     }
 
+    /// The box of node `id` in `svg`: x, y, width, height.
+    fn rect_of(svg: &str, id: &str) -> (f64, f64, f64, f64) {
+        let at = svg.find(&format!("data-node=\"{id}\"")).unwrap();
+        rects(&svg[at..])[0]
+    }
+
+    /// Where the arrowhead of the edge `from` → `to` is drawn: the end of its path, or its start when the layout
+    /// turned it around (`marker-start`).
+    fn head_of(svg: &str, from: &str, to: &str) -> (f64, f64) {
+        let tag = svg.split("<path class=\"edge").find(|p| p.contains(&format!("data-from=\"{from}\" data-to=\"{to}\"")));
+        let tag = tag.unwrap_or_else(|| panic!("an edge {from} → {to}: {svg}"));
+        let d = tag.split("d=\"").nth(1).unwrap().split('"').next().unwrap();
+        let numbers: Vec<f64> = d.split(|c: char| c.is_ascii_alphabetic() || c == ' ').filter_map(|n| n.parse().ok()).collect();
+        if tag.contains("marker-start") { (numbers[0], numbers[1]) } else { (numbers[numbers.len() - 2], numbers[numbers.len() - 1]) }
+    }
+
+    /// How far `point` is from the box `rect` (0 on its edge or inside).
+    fn distance(point: (f64, f64), rect: (f64, f64, f64, f64)) -> f64 {
+        let dx = (rect.0 - point.0).max(point.0 - (rect.0 + rect.2)).max(0.0);
+        let dy = (rect.1 - point.1).max(point.1 - (rect.1 + rect.3)).max(0.0);
+        (dx * dx + dy * dy).sqrt()
+    }
+
+    #[test]
+    fn every_edge_points_at_its_target_loops_included() {
+        // The new-workflow template's shape: a review that sends the draft back.
+        let graph = Graph {
+            nodes: vec![node("draft", ""), node("review", ""), node("publish", "")],
+            edges: vec![
+                edge("draft", "success", "review"),
+                edge("review", "approve", "publish"),
+                edge("review", "rework", "draft"),
+                edge("publish", "success", "$end"),
+            ],
+            ..Graph::default()
+        };
+        let svg = graph.svg();
+        for (from, to) in [("draft", "review"), ("review", "publish"), ("review", "draft")] {
+            let head = head_of(&svg, from, to);
+            let (at_target, at_source) = (distance(head, rect_of(&svg, to)), distance(head, rect_of(&svg, from)));
+            assert!(at_target < 4.0 && at_source > at_target, "{from} → {to}: head {head:?} {at_target} from {to}: {svg}");
+        }
+        assert!(svg.contains("data-from=\"review\" data-to=\"draft\""), "{svg}");
+        assert_eq!(svg.matches("marker-start").count(), 1, "only the loop is turned around: {svg}");
+    }
+
+    #[test]
+    fn a_runs_path_is_marked_and_a_node_without_transitions_ends_at_end() {
+        let diagram = cairn_roscoe::diagram::Diagram {
+            mermaid: String::new(),
+            nodes: ["a", "b", "c"]
+                .map(|id| cairn_roscoe::diagram::DiagramNode {
+                    id: id.into(),
+                    kind: cairn_roscoe::definition::NodeType::Script,
+                    label: id.into(),
+                    status: None,
+                })
+                .to_vec(),
+            edges: vec![
+                cairn_roscoe::diagram::DiagramEdge { from: "a".into(), event: "success".into(), to: "b".into() },
+                cairn_roscoe::diagram::DiagramEdge { from: "a".into(), event: "failure".into(), to: "c".into() },
+            ],
+        };
+        let mut graph = Graph::from(diagram);
+        assert!(graph.edges.contains(&edge("b", "", "$end")) && graph.edges.contains(&edge("c", "", "$end")), "sinks end");
+        graph.mark_taken([("a", "success"), ("b", "success")]);
+        let svg = graph.svg();
+        assert!(svg.contains("<path class=\"edge taken\" data-from=\"a\" data-to=\"b\""), "{svg}");
+        assert!(svg.contains("<path class=\"edge taken\" data-from=\"b\" data-to=\"$end\""), "{svg}");
+        assert!(svg.contains("<path class=\"edge\" data-from=\"a\" data-to=\"c\""), "not taken: {svg}");
+        assert_eq!(svg.matches("class=\"terminal terminal-end\"").count(), 1, "one end circle: {svg}");
+    }
+
     #[test]
     fn text_is_escaped_and_unknown_targets_are_left_out() {
         let mut odd = node("a", "");
         odd.label = "<b>\"x\" & y</b>".into();
-        let svg = Graph { nodes: vec![odd], edges: vec![edge("a", "go", "missing")], current: None }.svg();
+        let svg = Graph { nodes: vec![odd], edges: vec![edge("a", "go", "missing")], ..Graph::default() }.svg();
         assert!(svg.contains("&lt;b&gt;&quot;x&quot; &amp; y&lt;/b&gt;"), "{svg}");
         assert!(!svg.contains("<b>"));
         assert_eq!(Graph::default().svg(), "");

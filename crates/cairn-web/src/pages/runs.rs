@@ -269,6 +269,7 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
         }
     });
     graph.current = pending.as_ref().map(|p| p.node_id.clone());
+    graph.mark_taken(history.nodes.iter().filter_map(|n| Some((n["nodeId"].as_str()?, n["event"].as_str()?))));
     let mut timeline: Vec<NodeView> = history.nodes.iter().map(node_view).collect();
     for i in 0..timeline.len() {
         if !timeline[i + 1..].iter().any(|later| later.node_id == timeline[i].node_id) {

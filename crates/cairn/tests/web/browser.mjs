@@ -113,6 +113,8 @@ try {
   await ship.waitFor({ timeout: 20000 });
   check(await page.evaluate(() => window.notReloaded === true), 'the run page updated live, without a reload');
   check(await graphNode('draft').getAttribute('data-status') === 'completed', 'live: the agent step turned completed');
+  check(await page.locator('#graph path.edge.taken[data-from="draft"][data-to="ask"]').count() === 1
+    && await page.locator('#graph path.edge.taken').count() === 1, 'live: the transition the run took is marked, only it');
   check(await graphNode('ask').getAttribute('data-status') === 'paused'
     && (await graphNode('ask').getAttribute('class')).includes('current'), 'live: the human step is now the current one');
   noViolations('the live run page');
