@@ -135,6 +135,10 @@ pub struct RunListRow {
     pub workflow_source: String,
     /// `user` or `test`.
     pub kind: String,
+    /// The principal that started it, when known.
+    pub started_by: Option<String>,
+    /// The run's own model spend in USD.
+    pub total_cost_usd: f64,
 }
 
 /// What `list_runs` selects.
@@ -148,6 +152,10 @@ pub struct ListFilter {
     pub workflow_id: Option<String>,
     /// Include subworkflow children.
     pub include_children: bool,
+    /// Only runs whose id, workflow id or workflow name contains this text (case-insensitive).
+    pub search: Option<String>,
+    /// Only runs listed after this `(started_at, id)` — the last row of the previous page.
+    pub after: Option<(i64, String)>,
     /// At most this many.
     pub limit: i64,
 }
@@ -353,30 +361,51 @@ pub async fn child_run_ids(conn: &mut Connection, parent_id: &str) -> Result<Vec
     Ok(rows.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?)
 }
 
-/// Runs in `filter`'s project, newest first (ties: id descending).
+/// Runs in `filter`'s project, newest first (ties: id descending), from after `filter.after` on.
 pub async fn list_runs(conn: &mut Connection, filter: &ListFilter) -> Result<Vec<RunListRow>, Error> {
     let mut sql = String::from(
-        "SELECT id, workflow_id, workflow_name, status, started_at, completed_at, source, workflow_source, kind \
-         FROM workflow_runs WHERE project_id = $1 AND kind = 'user'",
+        "SELECT id, workflow_id, workflow_name, status, started_at, completed_at, source, workflow_source, kind, \
+         started_by, total_cost_usd FROM workflow_runs WHERE project_id = $1 AND kind = 'user'",
     );
-    let mut binds: Vec<&str> = vec![&filter.project_id];
+    let mut binds: Vec<String> = vec![filter.project_id.clone()];
+    let mut push = |sql: &mut String, clause: &str, value: String| {
+        binds.push(value);
+        sql.push_str(&clause.replace('?', &format!("${}", binds.len())));
+    };
     if let Some(status) = &filter.status {
-        binds.push(status);
-        sql.push_str(&format!(" AND status = ${}", binds.len()));
+        push(&mut sql, " AND status = ?", status.clone());
     }
     if let Some(workflow_id) = &filter.workflow_id {
-        binds.push(workflow_id);
-        sql.push_str(&format!(" AND workflow_id = ${}", binds.len()));
+        push(&mut sql, " AND workflow_id = ?", workflow_id.clone());
+    }
+    if let Some(text) = filter.search.as_deref().filter(|t| !t.is_empty()) {
+        push(&mut sql, " AND (LOWER(id) LIKE ? ESCAPE '\\'", like_anywhere(text));
+        let n = binds.len();
+        sql.push_str(&format!(
+            " OR LOWER(workflow_id) LIKE ${n} ESCAPE '\\' OR LOWER(workflow_name) LIKE ${n} ESCAPE '\\')"
+        ));
     }
     if !filter.include_children {
         sql.push_str(" AND parent_run_id IS NULL");
     }
-    sql.push_str(&format!(" ORDER BY started_at DESC, id DESC LIMIT ${}", binds.len() + 1));
+    let n = binds.len() + 1;
+    sql.push_str(&format!(
+        " AND (started_at < ${n} OR (started_at = ${n} AND id < ${})) ORDER BY started_at DESC, id DESC LIMIT ${}",
+        n + 1,
+        n + 2
+    ));
+    let (after_at, after_id) = filter.after.clone().unwrap_or((i64::MAX, String::new()));
     let mut query = sqlx::query_as(AssertSqlSafe(sql));
     for value in binds {
         query = query.bind(value);
     }
-    Ok(query.bind(filter.limit).fetch_all(conn).await?)
+    Ok(query.bind(after_at).bind(after_id).bind(filter.limit).fetch_all(conn).await?)
+}
+
+/// The `LIKE … ESCAPE '\'` pattern that finds `text` (lower-cased) anywhere.
+fn like_anywhere(text: &str) -> String {
+    let escaped = text.to_lowercase().replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+    format!("%{escaped}%")
 }
 
 /// Extends the lease of a running run held by process `pid` until `until` (epoch ms); `false` when the run is no
@@ -677,8 +706,15 @@ mod tests {
         tx.commit().await.unwrap();
 
         let mut conn = store.read().await.unwrap();
-        let mut filter =
-            ListFilter { project_id: "p".into(), status: None, workflow_id: None, include_children: false, limit: 20 };
+        let mut filter = ListFilter {
+            project_id: "p".into(),
+            status: None,
+            workflow_id: None,
+            include_children: false,
+            search: None,
+            after: None,
+            limit: 20,
+        };
         let ids = |rows: Vec<RunListRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
         assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["b", "a"]);
         filter.include_children = true;
@@ -690,5 +726,55 @@ mod tests {
         assert_eq!(ids(list_runs(&mut conn, &filter).await.unwrap()), ["c"]);
         assert_eq!(test_runs(&mut conn).await.unwrap(), vec![("t".to_owned(), None, 4)]);
         assert!(running_server_runs(&mut conn).await.unwrap().is_empty(), "paused host runs are not the server's");
+    }
+
+    #[tokio::test]
+    async fn list_runs_pages_by_cursor_and_searches_ids_and_workflows_with_wildcards_taken_literally() {
+        let (_dir, store) = store().await;
+        let mut tx = store.begin_write().await.unwrap();
+        // Five runs, two of them started in the same millisecond: the id breaks the tie.
+        let runs = [("r1", 1, "Ship"), ("r2", 2, "ship_it"), ("r3", 2, "Review"), ("r4", 3, "ship"), ("r5", 4, "50%")];
+        for (id, at, workflow) in runs {
+            let mut row = run(id, "p", at);
+            row.workflow_id = workflow.to_lowercase();
+            row.workflow_name = format!("{workflow} flow");
+            row.started_by = Some("Ada (person)".into());
+            insert_run(&mut tx, &row).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+
+        let mut conn = store.read().await.unwrap();
+        let mut filter = ListFilter {
+            project_id: "p".into(),
+            status: None,
+            workflow_id: None,
+            include_children: false,
+            search: None,
+            after: None,
+            limit: 2,
+        };
+        let mut seen = Vec::new();
+        loop {
+            let page = list_runs(&mut conn, &filter).await.unwrap();
+            let Some(last) = page.last() else { break };
+            filter.after = Some((last.started_at, last.id.clone()));
+            seen.extend(page.into_iter().map(|r| r.id));
+        }
+        assert_eq!(seen, ["r5", "r4", "r3", "r2", "r1"], "no gap and no overlap across pages");
+
+        filter.limit = 20;
+        for (search, expected, why) in [
+            ("SHIP", &["r4", "r2", "r1"][..], "workflow id or name, case-insensitive"),
+            ("r3", &["r3"], "the run id"),
+            ("p_i", &["r2"], "`_` is a character, not a wildcard"),
+            ("0%", &["r5"], "`%` is a character too"),
+        ] {
+            let filter = ListFilter { search: Some(search.into()), after: None, ..filter.clone() };
+            let ids: Vec<String> = list_runs(&mut conn, &filter).await.unwrap().into_iter().map(|r| r.id).collect();
+            assert_eq!(ids, expected, "{why}");
+        }
+        filter.after = None;
+        let row = &list_runs(&mut conn, &filter).await.unwrap()[0];
+        assert_eq!((row.started_by.as_deref(), row.total_cost_usd), (Some("Ada (person)"), 0.5));
     }
 }

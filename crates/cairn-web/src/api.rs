@@ -27,8 +27,6 @@ use utoipa_axum::routes;
 use crate::json_only;
 use crate::state::Web;
 
-pub(crate) use runs::ListQuery as RunListQuery;
-
 /// `?project=`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

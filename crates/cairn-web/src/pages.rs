@@ -9,6 +9,7 @@
 mod docs;
 mod editor;
 mod home;
+mod paging;
 mod run_form;
 mod runs;
 mod sessions;

@@ -92,6 +92,8 @@ async fn main() {
             status: None,
             workflow_id: None,
             include_children: false,
+            search: None,
+            after: None,
             limit: 1,
         },
     )

@@ -109,6 +109,10 @@ pub struct RunSummary {
     pub workflow_source: String,
     /// `user` (test runs are never listed).
     pub kind: String,
+    /// The principal that started it (`Ada (person)`), when known.
+    pub started_by: Option<String>,
+    /// The run's own model spend in USD (its child runs' not included).
+    pub total_cost_usd: f64,
 }
 
 /// The result of `get_run_history`.
@@ -222,6 +226,8 @@ pub(crate) fn summary(row: RunListRow) -> RunSummary {
         source: row.source,
         workflow_source: row.workflow_source,
         kind: row.kind,
+        started_by: row.started_by,
+        total_cost_usd: row.total_cost_usd,
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "list_runs",
         "Lists the project's runs, newest first: `[{ id, workflowId, workflowName, status, startedAt, completedAt, \
-         source, workflowSource, kind }]`.",
+         source, workflowSource, kind, startedBy, totalCostUsd }]`.",
     )
 }
 

@@ -9,7 +9,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Redirect, Response};
-use cairn_roscoe::runs::{ListRuns, RunSummary};
+use cairn_roscoe::runs::{ListRuns, RunListPage, RunSummary};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::Value;
@@ -17,8 +17,9 @@ use serde_json::Value;
 use chrono::{DateTime, Utc};
 
 use super::run_form::{CsrfToken, RunForm, back};
+use super::paging::{self, PAGE_SIZE};
 use super::{Layout, PageError, ProjectParam, html, Visit};
-use crate::api::RunListQuery;
+use crate::ansi;
 use crate::graph::Graph;
 use crate::live::Watcher;
 use crate::state::Web;
@@ -31,10 +32,59 @@ const STATUSES: [&str; 5] = ["running", "paused", "completed", "failed", "cancel
 #[template(path = "runs/list.html")]
 struct ListPage {
     layout: Layout,
-    rows: Vec<(RunSummary, Moment)>,
+    rows: Vec<ListRow>,
     statuses: Vec<String>,
     status: String,
     workflow_id: String,
+    /// The search box's text.
+    search: String,
+    /// Whether this is a later page (the list offers its newest page again).
+    later: bool,
+    /// The cursor of the next, older page; "" on the last.
+    older: String,
+}
+
+/// One run in the list.
+struct ListRow {
+    run: RunSummary,
+    started: Moment,
+    /// How long it ran, or has been running.
+    took: String,
+    cost: String,
+    /// Who started it (`Ada (person)`), or through what (`mcp`) for runs from before that was kept.
+    started_by: String,
+}
+
+impl ListRow {
+    fn of(run: RunSummary) -> ListRow {
+        let started = Moment::of(&run.started_at);
+        ListRow {
+            took: took(&run.started_at, run.completed_at.as_deref().unwrap_or_default()),
+            cost: usd(run.total_cost_usd),
+            started_by: run.started_by.clone().unwrap_or_else(|| run.source.clone()),
+            started,
+            run,
+        }
+    }
+}
+
+/// `GET /runs`'s query: the filters, the search text and the page's cursor.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ListParams {
+    project: Option<String>,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    workflow_id: String,
+    /// Text the run id or the workflow's id or name contains.
+    #[serde(default)]
+    q: String,
+    /// Where the previous page ended (`paging::cursor`).
+    #[serde(default)]
+    after: String,
+    #[serde(default)]
+    include_children: bool,
 }
 
 /// The live part of the run page.
@@ -51,6 +101,9 @@ pub(crate) struct RunLive {
     retryable: bool,
     /// The run's input, pretty JSON ("" when none).
     input: String,
+    /// Starting its workflow again with the same input: `(workflow id, its source, the input as JSON)`; top-level
+    /// runs only.
+    rerun: Option<(String, String, String)>,
     output: Option<String>,
     children: Vec<String>,
     timeline: Vec<NodeView>,
@@ -67,7 +120,7 @@ pub(crate) struct RunLive {
     tokens: String,
     /// Who did what to the run tree: starts, decisions, cancels, retries.
     actions: Vec<ActionView>,
-    /// The tree's model spend: `$0.001234 · 1200 in / 300 out tokens · metered`.
+    /// The tree's model spend: `$0.0012 · 1200 in / 300 out tokens · metered`.
     cost: String,
     /// Why the run paused before its next model calls, while it waits for a larger budget.
     budget_hold: Option<BudgetHold>,
@@ -119,11 +172,40 @@ struct NodeView {
     children: Vec<NodeView>,
     /// Who made a human node's decision, and when.
     decided_by: String,
-    /// The model calls the server made for it: `claude-sonnet-4-5 · 120 in / 40 out tokens · $0.000960 · 812 ms`.
+    /// The comment given with that decision.
+    comment: String,
+    /// A script node's log, shown instead of its output.
+    log: Option<ScriptLog>,
+    /// The model calls the server made for it: `claude-sonnet-4-5 · 120 in / 40 out tokens · $0.0010 · 812 ms`.
     calls: String,
     decided: Moment,
     /// `node-<id>` on the node's latest run (where the graph's link leads), "" on earlier ones.
     anchor: String,
+}
+
+/// What a script node printed, escape sequences removed, and how it ended.
+#[derive(Debug, Clone)]
+struct ScriptLog {
+    stdout: String,
+    stderr: String,
+    /// `exit 0`, `exit 2`, `timed out`, or "" while unknown.
+    ended: String,
+}
+
+impl ScriptLog {
+    /// The log in a script node's output (`{ stdout, stderr, exitCode, timedOut }`); `None` for other outputs.
+    fn of(node_type: &str, output: &Value) -> Option<ScriptLog> {
+        if node_type != "script" || !output.is_object() {
+            return None;
+        }
+        let text = |key: &str| ansi::strip(output[key].as_str().unwrap_or_default());
+        let ended = match (output["timedOut"].as_bool(), output["exitCode"].as_i64()) {
+            (Some(true), _) => "timed out".to_owned(),
+            (_, Some(code)) => format!("exit {code}"),
+            _ => String::new(),
+        };
+        Some(ScriptLog { stdout: text("stdout"), stderr: text("stderr"), ended })
+    }
 }
 
 #[derive(Template)]
@@ -141,28 +223,51 @@ struct LiveFragment {
     graph: Graph,
 }
 
-/// `GET /runs`.
+/// `GET /runs`: a page of runs, newest first, narrowed by status, workflow and a search.
 pub(crate) async fn list(
     State(web): State<Web>,
     visit: Visit,
-    Query(q): Query<RunListQuery>,
+    Query(q): Query<ListParams>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let layout = Layout::new(&web, &visit, &ws).await?;
-    let status = q.status.unwrap_or_default();
-    let workflow_id = q.workflow_id.unwrap_or_default();
     let query = ListRuns {
-        limit: Some(q.limit.unwrap_or(100)),
-        status: (!status.is_empty()).then(|| status.clone()),
-        workflow_id: (!workflow_id.is_empty()).then(|| workflow_id.clone()),
+        limit: Some(PAGE_SIZE as i64 + 1),
+        status: Some(q.status.clone()).filter(|s| !s.is_empty()),
+        workflow_id: Some(q.workflow_id.clone()).filter(|s| !s.is_empty()),
         include_children: q.include_children,
     };
-    let rows = web.runs.list_runs(&ws.scope, &query).await?.into_iter().map(|r| {
-        let started = Moment::of(&r.started_at);
-        (r, started)
-    }).collect();
-    let page = ListPage { layout: layout.clone(), rows, statuses: STATUSES.map(String::from).to_vec(), status, workflow_id };
+    let after = paging::after(&q.after);
+    let wanted = RunListPage { search: q.q.clone(), after: after.clone() };
+    let found = web.runs.list_runs_page(&ws.scope, &query, &wanted).await?;
+    let (found, older) = paging::page(found, |r| (epoch_ms(&r.started_at), r.id.clone()));
+    let page = ListPage {
+        layout: layout.clone(),
+        rows: found.into_iter().map(ListRow::of).collect(),
+        statuses: STATUSES.map(String::from).to_vec(),
+        status: q.status,
+        workflow_id: q.workflow_id,
+        search: q.q,
+        later: after.is_some(),
+        older,
+    };
     Ok(html(&page))
+}
+
+/// Epoch milliseconds of an RFC 3339 time (0 when it is not one).
+fn epoch_ms(text: &str) -> i64 {
+    DateTime::parse_from_rfc3339(text).map(|t| t.timestamp_millis()).unwrap_or_default()
+}
+
+/// How long from `started` to `completed` (RFC 3339), or until now while `completed` is "": `3.2 s`, `1 min so far`.
+fn took(started: &str, completed: &str) -> String {
+    match (DateTime::parse_from_rfc3339(started), DateTime::parse_from_rfc3339(completed)) {
+        (Ok(start), Ok(end)) => duration((end - start).num_milliseconds()),
+        (Ok(start), Err(_)) => {
+            format!("{} so far", duration((Utc::now() - start.with_timezone(&Utc)).num_milliseconds()))
+        }
+        _ => String::new(),
+    }
 }
 
 /// A value as a page shows it: text as it is, anything else as pretty JSON, nothing as "".
@@ -185,6 +290,7 @@ fn node_view(n: &Value) -> NodeView {
     let input_tokens = n["inputTokens"].as_i64().unwrap_or(0);
     let output_tokens = n["outputTokens"].as_i64().unwrap_or(0);
     let principal = n["output"]["principal"].as_str().unwrap_or_default().to_owned();
+    let log = ScriptLog::of(n["nodeType"].as_str().unwrap_or_default(), &n["output"]);
     NodeView {
         node_id: s("nodeId"),
         node_type: s("nodeType"),
@@ -198,12 +304,14 @@ fn node_view(n: &Value) -> NodeView {
         tokens: tokens(input_tokens, output_tokens),
         cost: if cost > 0.0 || input_tokens > 0 { usd(cost) } else { String::new() },
         input: text(&n["input"]),
-        output: text(&n["output"]),
+        output: if log.is_some() { String::new() } else { text(&n["output"]) },
+        log,
         error: s("error"),
         child_run_id: s("childRunId"),
         children: n["children"].as_array().map(|c| c.iter().map(node_view).collect()).unwrap_or_default(),
         decided: if principal.is_empty() { Moment::default() } else { Moment::of(&s("completedAt")) },
         decided_by: principal,
+        comment: n["output"]["comment"].as_str().unwrap_or_default().to_owned(),
         anchor: String::new(),
         calls: calls_line(n),
     }
@@ -211,7 +319,7 @@ fn node_view(n: &Value) -> NodeView {
 
 /// USD as the page shows it, or `unknown`.
 fn usd_or_unknown(value: &Value) -> String {
-    value.as_f64().map_or_else(|| "unknown".to_owned(), |usd| format!("${usd:.6}"))
+    value.as_f64().map_or_else(|| "unknown".to_owned(), usd)
 }
 
 /// A node's model calls in one line (empty when the server made none): models, tokens, cost, slowest call.
@@ -239,8 +347,11 @@ fn calls_line(n: &Value) -> String {
 /// The run tree's spend in one line.
 fn cost_line(status: &cairn_roscoe::runs::AdvanceResult) -> String {
     format!(
-        "${:.6} · {} in / {} out tokens · {}",
-        status.total_cost_usd, status.input_tokens, status.output_tokens, status.billing_mode
+        "{} · {} in / {} out tokens · {}",
+        usd(status.total_cost_usd),
+        status.input_tokens,
+        status.output_tokens,
+        status.billing_mode
     )
 }
 
@@ -283,11 +394,7 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
         .map(|n| (n.id.clone(), n.label.clone()))
         .collect();
     let s = |key: &str| run[key].as_str().unwrap_or_default().to_owned();
-    let took = match (DateTime::parse_from_rfc3339(&s("startedAt")), DateTime::parse_from_rfc3339(&s("completedAt"))) {
-        (Ok(start), Ok(end)) => duration((end - start).num_milliseconds()),
-        (Ok(start), Err(_)) => format!("{} so far", duration((Utc::now() - start.with_timezone(&Utc)).num_milliseconds())),
-        _ => String::new(),
-    };
+    let took = took(&s("startedAt"), &s("completedAt"));
     let live = RunLive {
         run_id: run_id.to_owned(),
         project: ws.key.clone(),
@@ -301,6 +408,7 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
             Value::Object(map) if map.is_empty() => String::new(),
             input => text(input),
         },
+        rerun: top_level.then(|| (s("workflowId"), s("workflowSource"), run["context"]["input"].to_string())),
         output: (run_status == "completed").then(|| text(&run["output"])),
         children: run["childRunIds"]
             .as_array()

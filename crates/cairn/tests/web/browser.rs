@@ -1,5 +1,5 @@
-//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs`, `cross_port.mjs` and
-//! `axe.mjs` (Node + playwright-core + Debian chromium) against a real `cairn serve`.
+//! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs`, `cross_port.mjs`,
+//! `runs_list.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real `cairn serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
 //! them skips these tests with a note, but in CI (`CI=true`) a missing tool fails them. Screenshots go to
@@ -214,4 +214,54 @@ async fn a_page_on_another_port_can_neither_cancel_a_run_nor_decide_through_a_si
     }
     let control = history(&ids[2]).await;
     assert_eq!(control["run"]["status"], "completed", "the browser's own decision: {control}");
+}
+
+/// A script that prints in colour, then a person's decision.
+const ECHO: &str = "name: echo\ninitial: say\nnodes:\n  say:\n    type: script\n    config:\n      \
+    command: printf '\\033[1;32mgreen %s\\033[0m\\n' hello\n    transitions: { success: ask, failure: $fail }\n  ask:\n    \
+    type: human\n    config: { prompt: Fine?, labels: { ship: Ship it } }\n    transitions: { ship: $end, stop: $fail }\n";
+
+#[tokio::test]
+async fn the_runs_list_pages_and_searches_and_a_run_shows_its_log_its_comment_and_runs_again() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    std::fs::write(env.home.join("workflows/echo.yaml"), ECHO).unwrap();
+    let client = http();
+    let runs = env.served.url("/api/runs?project=global");
+    let start_run = |body: Value| {
+        let request = client.post(&runs).json(&body);
+        async move { json_of(request).await["runId"].as_str().expect("a run id").to_owned() }
+    };
+    let input = json!({"greeting": "hi <there>", "count": 2});
+    let echo = start_run(json!({"workflowId": "echo", "input": input})).await;
+    let mut ids = vec![echo.clone()];
+    for i in 0..32 {
+        let body = if i % 3 == 0 {
+            json!({"workflowId": "ship", "execution": "host"})
+        } else {
+            json!({"workflowId": "decide"})
+        };
+        ids.push(start_run(body).await);
+    }
+    let listed = json_of(client.get(env.served.url("/api/runs?project=global&limit=200"))).await;
+    let newest_first: Vec<&str> = listed.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(newest_first.len(), 33, "{listed}");
+    let ships = listed.as_array().unwrap().iter().filter(|r| r["workflowId"] == "ship").count();
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("ALL_RUNS", newest_first.join(",")),
+        ("SHIP_RUNS", ships.to_string()),
+        ("ECHO_RUN", echo.clone()),
+    ];
+    let printed = run_script("runs_list.mjs", &vars).await;
+    let again = printed.lines().find_map(|l| l.strip_prefix("RUN_AGAIN ")).expect("the new run's id").to_owned();
+    assert!(!ids.contains(&again), "Run again started a new run");
+    let history = json_of(client.get(env.served.url(&format!("/api/runs/{again}?project=global")))).await;
+    assert_eq!(history["run"]["workflowId"], "echo", "{history}");
+    assert_eq!(history["run"]["context"]["input"], input, "the same input: {history}");
+    let first = json_of(client.get(env.served.url(&format!("/api/runs/{echo}?project=global")))).await;
+    let ask = first["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
+    assert_eq!(ask["output"]["comment"], "Looks right <to me>", "{ask}");
 }
