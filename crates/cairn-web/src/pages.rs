@@ -90,6 +90,8 @@ pub(crate) struct Layout {
     pub(crate) has_sessions: bool,
     /// Who the browser is signed in as (`Ada (person)`; the header offers to sign out), `None` when it is not.
     pub(crate) signed_in: Option<String>,
+    /// Whether pages need a sign-in: only then does the header offer one.
+    pub(crate) require_auth: bool,
 }
 
 impl Layout {
@@ -103,6 +105,7 @@ impl Layout {
             csrf: web.csrf.token(&visit.headers),
             has_sessions: web.deepwork.is_some(),
             signed_in: visit.principal.as_ref().and_then(|p| p.signed_in_as()).map(str::to_owned),
+            require_auth: web.require_auth,
         })
     }
 }

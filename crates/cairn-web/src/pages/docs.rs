@@ -106,6 +106,33 @@ fn markdown(slug: &str, source: &str) -> String {
     out.replace("<pre>", "<pre tabindex=\"0\">")
 }
 
+/// Markdown someone wrote (a work document's body) → HTML: raw HTML in it is shown as text, never passed through,
+/// and a link or image whose target has a scheme other than http, https or mailto leads nowhere (`#`).
+pub(super) fn user_markdown(source: &str) -> String {
+    let safe = |dest: &str| -> bool {
+        let scheme = dest.split_once(':').map(|(scheme, _)| scheme.to_ascii_lowercase());
+        // A relative target has no scheme before its first `/`, `?` or `#`.
+        match scheme {
+            Some(scheme) if !scheme.contains(['/', '?', '#']) => matches!(scheme.as_str(), "http" | "https" | "mailto"),
+            _ => true,
+        }
+    };
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let parser = Parser::new_ext(source, options).map(|event| match event {
+        Event::Html(text) | Event::InlineHtml(text) => Event::Text(text),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) if !safe(&dest_url) => {
+            Event::Start(Tag::Link { link_type, dest_url: "#".into(), title, id })
+        }
+        Event::Start(Tag::Image { link_type, dest_url, title, id }) if !safe(&dest_url) => {
+            Event::Start(Tag::Image { link_type, dest_url: "#".into(), title, id })
+        }
+        other => other,
+    });
+    let mut out = String::new();
+    pulldown_cmark::html::push_html(&mut out, parser);
+    out.replace("<pre>", "<pre tabindex=\"0\">")
+}
+
 /// The `/docs/…` path of a relative link to a `.md` page (`../concepts/x.md#y` from `guides/z`), or `None` for
 /// any other link (absolute, another site, an anchor of this page).
 fn page_link(slug: &str, dest: &str) -> Option<String> {
@@ -132,6 +159,18 @@ fn page_link(slug: &str, dest: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_markdown_renders_with_its_html_as_text_and_no_script_links() {
+        let html = user_markdown("## Plan\n\n<img src=x onerror=alert(1)> **bold**\n\n[go](javascript:alert(1)) \
+            [site](https://example.com) [page](notes/a.md) ![i](data:text/html,x)\n");
+        assert!(html.contains("<h2>Plan</h2>") && html.contains("<strong>bold</strong>"), "{html}");
+        assert!(html.contains("&lt;img src=x onerror=alert(1)&gt;") && !html.contains("<img src=x"), "{html}");
+        assert!(html.contains(r##"<a href="#">go</a>"##) && !html.contains("javascript:"), "{html}");
+        assert!(html.contains(r#"<a href="https://example.com">site</a>"#), "{html}");
+        assert!(html.contains(r#"<a href="notes/a.md">page</a>"#), "a relative link stays: {html}");
+        assert!(html.contains(r##"<img src="#" alt="i" />"##), "{html}");
+    }
 
     #[test]
     fn markdown_renders_and_raw_html_stays_text() {

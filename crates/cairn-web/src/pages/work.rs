@@ -74,6 +74,7 @@ struct DocumentPage {
     layout: Layout,
     title: String,
     version: i64,
+    /// The body as HTML ([`super::docs::user_markdown`]: its own HTML shown as text).
     body: String,
     pieces: Vec<Piece>,
     status_error: Option<String>,
@@ -321,7 +322,7 @@ pub(crate) async fn document(
         Err(error) => (Vec::new(), Some(error.to_string())),
     };
     let layout = Layout::new(&web, &visit, &Workspace::global()).await?;
-    let (title, version, body) = (doc.title, doc.version, doc.body);
+    let (title, version, body) = (doc.title, doc.version, super::docs::user_markdown(&doc.body));
     let page = DocumentPage { layout: layout.clone(), title, version, body, pieces, status_error };
     Ok(html(&page))
 }

@@ -272,3 +272,48 @@ async fn the_board_filters_by_claimant_space_and_text() {
     let live = Regex::new(r#"hx-get="([^"]*)""#).unwrap().captures(&fragment).unwrap()[1].to_owned();
     assert!(live.ends_with("q=search") && live.contains("fragment=1"), "the live refresh keeps the filter: {live}");
 }
+
+#[tokio::test]
+async fn a_document_reads_as_markdown_the_header_says_what_it_counts_and_only_a_held_item_offers_finish() {
+    let env = start().await;
+    let client = http();
+    let url = |p: &str| env.served.url(p);
+    let writer = Mcp::connect(url("/mcp"), &token(&env)).await;
+    let space = writer.ok("decisions_create_space", json!({"name": "Texts"})).await;
+    let space_id = space["space"]["id"].as_str().or(space["id"].as_str()).unwrap().to_owned();
+    let body = "# Plan\n\nShip **soon**. <script>alert(1)</script>\n\n- [link](javascript:alert(2))\n";
+    let doc = writer.ok("decisions_create_document", json!({"space_id": space_id, "title": "Plan", "body": body})).await;
+    let doc_id = doc["document"]["id"].as_str().or(doc["id"].as_str()).unwrap().to_owned();
+    let page = client.get(url(&format!("/work/spaces/{space_id}/documents/{doc_id}"))).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let page = page.text().await.unwrap();
+    let rendered = page.split(r#"<div class="doc" id="document-body">"#).nth(1).expect("the body").split("</div>").next().unwrap();
+    assert!(rendered.contains("<h1>Plan</h1>") && rendered.contains("<strong>soon</strong>"), "markdown rendered: {rendered}");
+    assert!(rendered.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !rendered.contains("<script"), "HTML stays text: {rendered}");
+    assert!(rendered.contains(r##"<a href="#">link</a>"##) && !rendered.contains("javascript:"), "{rendered}");
+
+    // A loopback server needs no sign-in: the header offers none (the page itself still works); the workspace
+    // switcher says what its number counts.
+    let started = client.post(url("/api/runs?project=global")).json(&json!({"workflowId": "decide"}));
+    assert!(started.send().await.unwrap().status().is_success());
+    let home = client.get(url("/")).send().await.unwrap().text().await.unwrap();
+    assert!(!home.contains(r#"<a href="/signin">Sign in</a>"#), "{home}");
+    assert!(home.contains(">Global (1 run)</option>"), "{home}");
+    assert_eq!(client.get(url("/signin")).send().await.unwrap().status(), 200);
+    let guarded = crate::support::start_with(&["--require-auth"]).await;
+    let signin = client.get(guarded.served.url("/signin")).send().await.unwrap().text().await.unwrap();
+    assert!(signin.contains(r#"<a href="/signin">Sign in</a>"#), "a server that needs a sign-in offers it: {signin}");
+
+    // Finish is offered on an item someone holds, not on one nobody has claimed.
+    let item = writer.ok("work_create", json!({"space_id": space_id, "title": "Unclaimed"})).await;
+    let item_id = item["item"]["id"].as_str().or(item["id"].as_str()).unwrap().to_owned();
+    let item_page = |id: String| {
+        let request = client.get(url(&format!("/work/items/{id}")));
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    let finish = r#"value="done" class="primary">Finish</button>"#;
+    let open = item_page(item_id.clone()).await;
+    assert!(open.contains(">Claim</button>") && !open.contains(finish), "{open}");
+    writer.ok("work_claim", json!({"item_id": item_id, "claimant": "ada"})).await;
+    assert!(item_page(item_id).await.contains(finish), "a held item can be finished");
+}
