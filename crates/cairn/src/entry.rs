@@ -37,6 +37,21 @@ impl Program {
     }
 }
 
+/// The `cairn` binary's whole body: [`main`] on a multi-threaded tokio runtime. The runtime polls the program's
+/// futures here, so their code is compiled once, with this crate, and not again in each binary (a release build of
+/// a binary that polled them itself spent most of a minute compiling the whole program a second time).
+pub fn run() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build();
+    runtime.expect("a tokio runtime starts").block_on(main())
+}
+
+/// The `deepwork` binary's body: [`deepwork_main`] on one thread (a deepwork server has one client; file work runs
+/// on tokio's blocking threads, so a call's hand-offs stay on one core and the idle program holds no worker threads).
+pub fn run_deepwork() -> ExitCode {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
+    runtime.expect("a tokio runtime starts").block_on(deepwork_main())
+}
+
 /// Parses this process's command line as the program its name picks, runs it and gives its exit code.
 pub async fn main() -> ExitCode {
     crate::closed_pipe::end_quietly_when_the_reader_goes();

@@ -1,7 +1,6 @@
 //! The `cairn` binary: the program's entry ([`cairn::entry`]), which picks the command set from the name it was
 //! started as.
 
-#[tokio::main]
-async fn main() -> std::process::ExitCode {
-    cairn::entry::main().await
+fn main() -> std::process::ExitCode {
+    cairn::entry::run()
 }

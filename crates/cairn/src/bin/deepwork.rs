@@ -2,12 +2,9 @@
 //! binary so `cargo install --path crates/cairn` installs it, and holding only the deepwork commands
 //! ([`cairn::entry::deepwork_main`]): a link named `deepwork` to `cairn` works too, as the whole program.
 
-// One thread serves the host's requests (a deepwork server has one client), file work runs on tokio's blocking
-// threads: a call's hand-offs stay on one core and the idle program holds no worker threads.
 fn main() -> std::process::ExitCode {
     one_malloc_arena();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build();
-    runtime.expect("a tokio runtime starts").block_on(cairn::entry::deepwork_main())
+    cairn::entry::run_deepwork()
 }
 
 /// glibc gives each thread that allocates its own malloc arena, each holding memory of its own; the blocking
