@@ -80,9 +80,42 @@ impl Store {
                     Cell::Null => query, // left out above
                 };
             }
-            query.execute(&mut *tx).await.map_err(|e| Error::Import(format!("a row of {}: {e}", row.table)))?;
+            query.execute(&mut *tx).await.map_err(|e| Error::Import(refused(row, &e)))?;
         }
         tx.commit().await
+    }
+}
+
+/// Why the database refused `row`: a row already there is named (the project's folder, the run and its workflow),
+/// not given as the database's constraint text.
+fn refused(row: &TableRow, error: &sqlx::Error) -> String {
+    let what = row_name(row);
+    match error.as_database_error() {
+        Some(db) if db.is_unique_violation() => format!(
+            "{what} is already in this database (an export is imported once; to import it again, use another \
+             database or delete what it holds first)"
+        ),
+        _ => format!("{what}: {error}"),
+    }
+}
+
+/// A row as a person knows it: `project /src/app (id …)`, `run … of workflow ship`.
+fn row_name(row: &TableRow) -> String {
+    let cell = |column: &str| {
+        let found = row.cells.iter().find(|(name, _)| name == column).map(|(_, cell)| cell);
+        match found {
+            Some(Cell::Text(text)) => text.clone(),
+            Some(Cell::Int(n)) => n.to_string(),
+            _ => "?".to_owned(),
+        }
+    };
+    match row.table.as_str() {
+        "projects" => format!("the project {} (id {})", cell("root_path"), cell("id")),
+        "workflow_runs" => format!("run {} of workflow {}", cell("id"), cell("workflow_id")),
+        "node_runs" => format!("node run {} of run {}", cell("id"), cell("run_id")),
+        "run_events" => format!("event {} of run {}", cell("seq"), cell("run_id")),
+        "run_timers" => format!("the timer of run {}", cell("run_id")),
+        table => format!("a row of {table} (id {})", cell("id")),
     }
 }
 

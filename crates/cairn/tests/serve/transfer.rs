@@ -83,6 +83,8 @@ async fn an_export_imported_into_a_fresh_home_gives_the_same_run_histories() {
     assert!(!again.status.success());
     let stderr = String::from_utf8_lossy(&again.stderr);
     assert!(stderr.contains("nothing was imported"), "{stderr}");
+    assert!(stderr.contains("is already in this database") && !stderr.contains("UNIQUE"), "names the row: {stderr}");
+    assert!(stderr.contains("the project ") || stderr.contains(&format!("run {} of workflow ship", runs[0])), "{stderr}");
     let export_again = cairn(&new_home, &new_db).arg("export").output().await.unwrap();
     assert_eq!(String::from_utf8_lossy(&export_again.stdout), text, "the new home holds exactly the export");
 }
