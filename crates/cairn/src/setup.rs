@@ -202,18 +202,18 @@ pub(crate) enum Marketplace {
     GitHub(String),
 }
 
-/// The marketplace `--marketplace` names (default: the current directory), checked.
+/// The marketplace `--marketplace` names (default: the cairn checkout the current directory is in), checked.
 fn marketplace(given: Option<&str>) -> anyhow::Result<Marketplace> {
     let holds_marketplace = |dir: &Path| dir.join(".claude-plugin/marketplace.json").is_file();
     match given {
         None => {
-            let here = std::env::current_dir().context("the current directory is not accessible")?;
-            anyhow::ensure!(
-                holds_marketplace(&here),
-                "Claude Code needs the cairn marketplace: run setup in a cairn checkout, or pass --marketplace DIR (a \
-                 cairn checkout) or --marketplace OWNER/REPO (on GitHub)"
-            );
-            Ok(Marketplace::Directory(here.canonicalize()?))
+            let here = std::env::current_dir().context("the current directory is not accessible")?.canonicalize()?;
+            let checkout = here.ancestors().find(|dir| holds_marketplace(dir));
+            let checkout = checkout.with_context(|| {
+                "Claude Code needs the cairn marketplace: run setup in a cairn checkout (or a folder inside one), or \
+                 pass --marketplace DIR (a cairn checkout) or --marketplace OWNER/REPO (on GitHub)"
+            })?;
+            Ok(Marketplace::Directory(checkout.to_path_buf()))
         }
         Some(source) if Path::new(source).is_dir() => {
             let dir = Path::new(source).canonicalize()?;

@@ -41,6 +41,9 @@ fn claude_settings_get_the_marketplace_the_plugin_and_permissions_kept_with_the_
     let written = read(&file);
     let again = cairn_setup(home.path(), &repo, &["claude", "--url", "http://127.0.0.1:7777", "--marketplace", repo.to_str().unwrap()]);
     assert!(again.contains("already set up; nothing to change.\n"), "{again}");
+    // From a folder inside the checkout, setup finds the checkout it is in.
+    let inside = cairn_setup(home.path(), &repo.join("crates/cairn/src"), &["claude", "--url", "http://127.0.0.1:7777"]);
+    assert!(inside.contains("already set up; nothing to change.\n"), "the same checkout from a subfolder: {inside}");
     assert_eq!(read(&file), written);
 
     // A GitHub marketplace instead of the checkout, shown first in a dry run.
