@@ -61,6 +61,12 @@ pub const MAX_DEPTH: u32 = 5;
 pub enum Event {
     /// The run was just created: start at `initial`.
     Start,
+    /// The run was just created as a fork of another (`fork_run`), its context holding what came before: start at
+    /// `node_id`.
+    StartAt {
+        /// The node to start at.
+        node_id: String,
+    },
     /// The host answered the pending step. `node_id`, when given, must name the pending node (else `stale_step`).
     Answer {
         /// The node the answer is for.
@@ -379,6 +385,10 @@ impl Engine<'_> {
         match event {
             Event::Start => {
                 self.start()?;
+                self.drive();
+            }
+            Event::StartAt { node_id } => {
+                self.start_at(&node_id)?;
                 self.drive();
             }
             Event::Answer { node_id, answer } => self.answer(node_id, answer)?,

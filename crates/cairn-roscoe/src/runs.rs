@@ -18,6 +18,7 @@ mod convert;
 mod definition_cache;
 mod drive;
 mod effects;
+mod fork;
 mod launch;
 mod lease;
 pub mod observe;

@@ -43,6 +43,7 @@ const TOOLS: &[(&str, &[Group])] = &[
     ("resume_run", &[Group::Runs]),
     ("cancel_run", &[Group::Runs]),
     ("retry_run", &[Group::Runs]),
+    ("fork_run", &[Group::Runs]),
     ("set_run_budget", &[Group::Runs]),
     ("list_runs", &[Group::Runs]),
     ("get_run_history", &[Group::Runs]),

@@ -29,6 +29,7 @@ mod create_workflow;
 mod delete_workflow;
 mod duplicate_workflow;
 mod finalize_skill_conversion;
+mod fork_run;
 mod get_doc;
 mod get_run_history;
 mod get_run_status;
@@ -271,6 +272,7 @@ pub(crate) fn entries() -> Vec<ToolEntry<RoscoeServer>> {
         tool!(resume_run, RUN, call),
         tool!(cancel_run, RUN, call),
         tool!(retry_run, RUN, call),
+        tool!(fork_run, RUN, call),
         tool!(set_run_budget, RUN, call),
         tool!(list_runs, READ, args),
         tool!(get_run_history, READ, args),

@@ -18,6 +18,16 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Starts a fork at `node_id` instead of `initial` (its context was filled from the run it forks).
+    pub(super) fn start_at(&mut self, node_id: &str) -> Result<(), Rejection> {
+        self.start()?;
+        if self.run.workflow.nodes.iter().all(|n| n.id != node_id) {
+            return Err(Rejection::new("invalid_input", format!("the workflow has no node '{node_id}'")));
+        }
+        self.run.current_node = Some(node_id.to_owned());
+        Ok(())
+    }
+
     pub(super) fn complete_run(&mut self) {
         let workflow = self.run.workflow.clone();
         let output = if workflow.outputs.is_empty() {

@@ -18,8 +18,7 @@ super::run_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "cancel_run",
-        "Cancels a run and its subworkflow tree (scripts killed, nodes `cancelled`). Returns the AdvanceResult. \
-         Errors: terminal, not_found.",
+        "Cancels a run and its subworkflow tree (scripts killed, nodes `cancelled`). Returns the AdvanceResult.",
     )
 }
 

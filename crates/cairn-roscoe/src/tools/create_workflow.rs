@@ -20,8 +20,7 @@ super::body_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "create_workflow",
-        "Writes a new workflow from `config` or `yaml`, validated first: `{ id, source, path, warnings? }`. Errors: \
-         invalid_id, invalid_config, integrity_error, conflict, no_repo_source, io_error.",
+        "Writes a new workflow from `config` or `yaml`, validated first: `{ id, source, path, warnings? }`.",
     )
 }
 

@@ -22,8 +22,7 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "duplicate_workflow",
-        "Copies a workflow to `to_id` (its `name` too), optionally into `to_source`. Returns `{ id, source, path }`. \
-         Errors: invalid_id, conflict, not_found, no_repo_source, io_error.",
+        "Copies a workflow to `to_id` (its `name` too), optionally into `to_source`. Returns `{ id, source, path }`.",
     )
 }
 

@@ -15,7 +15,7 @@ super::docs_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_doc",
-        "Returns a docs page: `{ frontmatter, markdown }`. Errors: not_found.",
+        "Returns a docs page: `{ frontmatter, markdown }`.",
     )
 }
 

@@ -16,7 +16,7 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "get_workflow",
-        "Returns a workflow as JSON, with `source` and `path`. Errors: not_found, invalid_config, no_repo_source.",
+        "Returns a workflow as JSON, with `source` and `path`.",
     )
 }
 

@@ -20,8 +20,7 @@ super::scoped_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "move_workflow",
-        "Moves a workflow and its asset folder to the other source. Returns `{ ok, id, from, to, path }`. Errors: \
-         not_found, conflict, no_repo_source, invalid_input, io_error.",
+        "Moves a workflow and its asset folder to the other source. Returns `{ ok, id, from, to, path }`.",
     )
 }
 

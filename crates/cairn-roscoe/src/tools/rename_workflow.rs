@@ -22,7 +22,7 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "rename_workflow",
         "Renames a workflow (file, `name`, assets) and the subworkflow nodes naming it, all or nothing: `{ id, \
-         source, path, rewritten, failed, rolledBack }`. Errors: conflict, not_found, invalid_id.",
+         source, path, rewritten, failed, rolledBack }`.",
     )
 }
 

@@ -17,7 +17,7 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "retry_run",
         "Retries a failed or cancelled top-level run from the node that stopped it, keeping earlier outputs. Returns \
-         the AdvanceResult. Errors: not_retryable, not_found.",
+         the AdvanceResult. Errors: not_retryable.",
     )
 }
 

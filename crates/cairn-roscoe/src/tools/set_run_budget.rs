@@ -21,7 +21,7 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "set_run_budget",
         "Sets a server-run tree's budget `{ usd?, tokens? }`; a run held by `budgetExceeded` goes on if it fits. \
-         Returns the AdvanceResult. Errors: not_found, invalid_input.",
+         Returns the AdvanceResult.",
     )
 }
 

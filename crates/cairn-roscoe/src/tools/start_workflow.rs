@@ -31,9 +31,8 @@ pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "start_workflow",
         "Starts a run and drives it to its first pause or end: the AdvanceResult, with `narration` for the user. \
-         Answer its `pendingStep` with the tool for its nodeType (advance_run, advance_consensus, \
-         advance_round_robin, advance_map); a human step goes to the user, never resumed autonomously. Errors: \
-         not_found, invalid_config, integrity_error, invalid_input.",
+         Answer its `pendingStep` with the advance_* tool of its nodeType; a human step goes to the user, never \
+         resumed autonomously. Errors: not_found, invalid_config, integrity_error, invalid_input.",
     )
 }
 

@@ -18,8 +18,7 @@ super::body_params! {
 pub(crate) fn tool() -> Tool {
     object_tool::<Params>(
         "update_workflow",
-        "Replaces a workflow with `config` or `yaml`, validated first. Returns `{ ok, source, path }`. Errors: \
-         not_found, invalid_config, integrity_error, no_repo_source, io_error.",
+        "Replaces a workflow with `config` or `yaml`, validated first. Returns `{ ok, source, path }`.",
     )
 }
 

@@ -50,7 +50,8 @@ pub(super) fn take_ctrl_c() {
 /// Moves run `run_id` with `first`, then on until it stops or waits; prints the result and ends with its exit code.
 pub(super) async fn drive(ctx: &Ctx, run_id: &str, first: Action, mode: Mode) -> anyhow::Result<()> {
     take_ctrl_c();
-    let mut progress = Progress::start(ctx, run_id);
+    let only_new = matches!(first, Action::Resume { .. } | Action::Retry);
+    let mut progress = Progress::start(ctx, run_id, only_new).await;
     let mut action = first;
     let result = loop {
         let acted = act(ctx, run_id, action).await;
@@ -147,6 +148,9 @@ pub(super) fn report(ctx: &Ctx, result: &AdvanceResult) -> anyhow::Result<()> {
         }
         "paused" => {
             eprintln!("{}", waiting(ctx, result));
+            if let Some(note) = &result.url_note {
+                eprintln!("  {note}");
+            }
             Err(Exit::with(exit::WAITING).into())
         }
         status => {

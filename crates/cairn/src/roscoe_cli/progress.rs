@@ -34,12 +34,20 @@ pub(super) struct Progress {
 }
 
 impl Progress {
-    /// The progress of run `run_id`'s tree, shown from now on (nothing with `--quiet`).
-    pub(super) fn start(ctx: &Ctx, run_id: &str) -> Progress {
+    /// The progress of run `run_id`'s tree, shown from now on (nothing with `--quiet`); with `only_new`, the node
+    /// runs that had finished already are not shown again (a resume or retry shows what it does).
+    pub(super) async fn start(ctx: &Ctx, run_id: &str, only_new: bool) -> Progress {
+        let mut printed = HashSet::new();
+        if only_new {
+            let mut lines = Vec::new();
+            collect(&ctx.runs, &ctx.scope, run_id.to_owned(), 0, &mut lines).await;
+            let finished = |l: &Line| matches!(l.node["status"].as_str(), Some("completed" | "failed" | "cancelled"));
+            printed.extend(lines.into_iter().filter(finished).map(|l| l.id));
+        }
         let board = Board {
             root: run_id.to_owned(),
             out: ctx.out,
-            printed: HashSet::new(),
+            printed,
             since: HashMap::new(),
             frame: 0,
             spinning: None,

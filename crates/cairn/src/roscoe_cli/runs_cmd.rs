@@ -1,7 +1,7 @@
-//! `roscoe runs list | show | watch | history | logs | resume | cancel | retry`: the run tools of the MCP surface
-//! (`list_runs`, `get_run_status`, `get_run_history`, `resume_run`, `cancel_run`, `retry_run`) from a terminal, on
-//! the same database and with the same scope rules; `logs` prints the scripts' recorded stdout and stderr as text.
-//! `watch`, `resume` and `retry` go on as `roscoe run` does ([`drive`]).
+//! `roscoe runs list | show | watch | history | logs | resume | cancel | retry | fork`: the run tools of the MCP
+//! surface (`list_runs`, `get_run_status`, `get_run_history`, `resume_run`, `cancel_run`, `retry_run`, `fork_run`)
+//! from a terminal, on the same database and with the same scope rules; `logs` prints the scripts' recorded stdout
+//! and stderr as text. `watch`, `resume`, `retry` and `fork` go on as `roscoe run` does ([`drive`]).
 
 use std::io::{IsTerminal, Write};
 
@@ -77,6 +77,15 @@ pub enum RunsCommand {
         #[arg(long)]
         reason: Option<String>,
     },
+    /// Start a new run from a node an earlier run started, with the outputs made before it (the original stays);
+    /// then go on as `roscoe run` does.
+    #[command(after_help = exit::RUN_EXIT_CODES)]
+    Fork {
+        /// The run's id.
+        run_id: String,
+        /// The node to start from.
+        node_id: String,
+    },
     /// Drive a failed or cancelled run again from the node it stopped at.
     #[command(after_help = exit::RUN_EXIT_CODES)]
     Retry {
@@ -115,6 +124,9 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
             println!("Workflow  {}", history.run["workflowId"].as_str().unwrap_or_default());
             println!("Status    {}", ctx.out.paint_out(paint, &status.status));
             println!("Link      {}", status.url);
+            if let Some(note) = &status.url_note {
+                println!("          {note}");
+            }
             if let Some(step) = &status.pending_step {
                 println!("Waits at  {} ({}): {}", step.node_id, step.node_type, step.valid_transitions.join(", "));
             }
@@ -168,6 +180,11 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
             Ok(())
         }
         RunsCommand::Retry { run_id } => drive::drive(ctx, &run_id, Action::Retry, Mode::Ask).await,
+        RunsCommand::Fork { run_id, node_id } => {
+            let forked = ctx.runs.fork_run(&ctx.scope, &run_id, &node_id, &ctx.actor).await.map_err(facade)?;
+            ctx.out.note(&format!("Run {} forks run {run_id} from node '{node_id}'.", forked.run_id));
+            drive::drive(ctx, &forked.run_id, Action::Look, Mode::Ask).await
+        }
     }
 }
 

@@ -27,6 +27,7 @@ async fn a_human_step_without_a_terminal_waits_with_exit_3_and_runs_resume_answe
     assert!(paused.stderr.contains(&format!("roscoe runs resume {run_id} <choice>")), "{}", paused.stderr);
     assert!(paused.stderr.contains(&format!("/open/runs/{run_id}")), "the web link: {}", paused.stderr);
     assert!(paused.stderr.contains("approve, reject"), "{}", paused.stderr);
+    assert!(paused.stderr.contains("No `cairn serve` is running for this CAIRN_HOME"), "the link's note: {}", paused.stderr);
 
     // Without a terminal and without a choice, resume says again what the run waits for.
     let again = env.roscoe(&repo, &["runs", "resume", &run_id]).await;
@@ -44,6 +45,11 @@ async fn a_human_step_without_a_terminal_waits_with_exit_3_and_runs_resume_answe
     assert_eq!(result["output"]["stdout"], "shipped\n");
     let shown = env.roscoe(&repo, &["runs", "show", &run_id]).await;
     assert!(shown.stdout.contains("completed") && shown.stdout.contains("review"), "{shown:?}");
+
+    // Answering it again is refused at once, without the node lines of what the run did before.
+    let twice = env.roscoe(&repo, &["runs", "resume", &run_id, "approve"]).await;
+    assert_ne!(twice.code, 0, "{twice:?}");
+    assert!(twice.stderr.starts_with("Error: "), "the error alone: {}", twice.stderr);
 }
 
 #[tokio::test]

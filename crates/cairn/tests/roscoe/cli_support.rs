@@ -138,7 +138,7 @@ impl OnTerminal {
 #[test]
 fn the_readme_shows_the_release_workflow_the_tests_run() {
     let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
-    let (_, after) = readme.split_once("`.roscoe/workflows/release.yaml` in a git repository:\n\n```yaml\n").unwrap();
+    let (_, after) = readme.split_once("<!-- file: .roscoe/workflows/release.yaml -->\n```yaml\n").unwrap();
     let (shown, _) = after.split_once("```").unwrap();
     assert_eq!(shown, RELEASE, "the README's release.yaml is the workflow `roscoe run release` is tested with");
 }

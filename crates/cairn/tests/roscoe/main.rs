@@ -35,6 +35,7 @@ mod runs_concurrency;
 mod runs_containment;
 mod runs_crash;
 mod runs_fanout;
+mod runs_fork;
 mod runs_lifecycle;
 mod runs_subworkflow;
 mod runs_support;

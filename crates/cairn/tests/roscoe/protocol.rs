@@ -22,7 +22,7 @@ const TOOLS: [&str; 13] = [
 ];
 
 /// The run tools (seed "Run lifecycle" and "Run observability", plus `retry_run` and `set_run_budget`).
-const RUN_TOOLS: [&str; 13] = [
+const RUN_TOOLS: [&str; 14] = [
     "start_workflow",
     "get_run_status",
     "advance_run",
@@ -31,6 +31,7 @@ const RUN_TOOLS: [&str; 13] = [
     "advance_map",
     "resume_run",
     "cancel_run",
+    "fork_run",
     "retry_run",
     "set_run_budget",
     "list_runs",
@@ -117,6 +118,7 @@ fn args_for(tool: &str) -> Value {
         "resume_run" => json!({"run_id": "r", "transition": "x"}),
         "advance_consensus" | "advance_map" => json!({"run_id": "r", "responses": []}),
         "set_run_budget" => json!({"run_id": "r", "budget": {"usd": 1}}),
+        "fork_run" => json!({"run_id": "r", "from_node_id": "a"}),
         "get_run_status" | "advance_round_robin" | "cancel_run" | "retry_run" | "get_run_history" => {
             json!({"run_id": "r"})
         }

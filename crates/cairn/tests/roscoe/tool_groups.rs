@@ -8,12 +8,13 @@ use serde_json::json;
 
 use crate::support::*;
 
-const RUNS: [&str; 14] = [
+const RUNS: [&str; 15] = [
     "advance_consensus",
     "advance_map",
     "advance_round_robin",
     "advance_run",
     "cancel_run",
+    "fork_run",
     "get_run_history",
     "get_run_status",
     "get_workflow_diagram",
