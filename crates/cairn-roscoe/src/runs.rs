@@ -18,6 +18,7 @@ mod convert;
 mod definition_cache;
 mod drive;
 mod effects;
+mod followed;
 mod fork;
 mod launch;
 mod lease;
@@ -61,6 +62,7 @@ use definition_cache::DefinitionCache;
 use effects::Executor;
 use tree::Tree;
 
+pub use followed::{NodeState, following};
 pub use start::{StartOptions, StartRequest};
 pub use test_runner::{RunFailure, TestOutcome, TestRequest};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
@@ -378,6 +380,7 @@ impl Runs {
     /// `timeoutMs` take their `timeout` route.
     async fn current_tree(&self, scope: &Scope, run_id: &str) -> Result<Tree, Error> {
         let mut tree = self.load_tree(scope, run_id).await?;
+        followed::note(tree.root_id());
         let due = self.overdue(tree.rows()).await?;
         for lost in due.lost {
             // Another call may have settled it first; then there is nothing to do.

@@ -43,6 +43,7 @@ mod list_skills;
 mod list_workflow_references;
 mod list_workflows;
 mod move_workflow;
+mod progress;
 mod rename_workflow;
 mod resume_run;
 mod retry_run;
@@ -115,6 +116,19 @@ macro_rules! tool {
     ($tool:ident, $needs:expr, call) => {
         ToolEntry { tool: $tool::tool(), needs: $needs, call: |server, call| Box::pin($tool::call(server, call)) }
     };
+    // A call that may take long: progress notifications when the client asks (`progress.rs`).
+    ($tool:ident, $needs:expr, $kind:ident, progress) => {
+        ToolEntry {
+            tool: $tool::tool(),
+            needs: $needs,
+            call: |server, call| {
+                let progress = progress::Progress::of(&server.runs, &call);
+                Box::pin(progress::Progress::around(progress, tool!(@call $tool, $kind, server, call)))
+            },
+        }
+    };
+    (@call $tool:ident, args, $server:ident, $call:ident) => { $tool::call($server, $call.args) };
+    (@call $tool:ident, call, $server:ident, $call:ident) => { $tool::call($server, $call) };
 }
 
 /// The roscoe MCP server: the tool list and dispatch over a [`Service`] (workflows) and [`Runs`] (runs).
@@ -263,20 +277,20 @@ pub(crate) fn entries() -> Vec<ToolEntry<RoscoeServer>> {
         tool!(validate_workflow, READ, args),
         tool!(lint_workflow, READ, args),
         tool!(get_workflow_diagram, READ, args),
-        tool!(start_workflow, RUN, call),
+        tool!(start_workflow, RUN, call, progress),
         tool!(get_run_status, READ, args),
-        tool!(advance_run, RUN, args),
-        tool!(advance_consensus, RUN, args),
-        tool!(advance_round_robin, RUN, args),
-        tool!(advance_map, RUN, args),
-        tool!(resume_run, RUN, call),
+        tool!(advance_run, RUN, args, progress),
+        tool!(advance_consensus, RUN, args, progress),
+        tool!(advance_round_robin, RUN, args, progress),
+        tool!(advance_map, RUN, args, progress),
+        tool!(resume_run, RUN, call, progress),
         tool!(cancel_run, RUN, call),
-        tool!(retry_run, RUN, call),
-        tool!(fork_run, RUN, call),
+        tool!(retry_run, RUN, call, progress),
+        tool!(fork_run, RUN, call, progress),
         tool!(set_run_budget, RUN, call),
         tool!(list_runs, READ, args),
         tool!(get_run_history, READ, args),
-        tool!(test_workflow, RUN, call),
+        tool!(test_workflow, RUN, call, progress),
         tool!(list_skills, READ, args),
         tool!(convert_skill, READ, args),
         tool!(finalize_skill_conversion, WRITE, call),

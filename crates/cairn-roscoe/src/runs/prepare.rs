@@ -188,6 +188,9 @@ impl Runs {
         }
         rows::insert_run(&mut tx, row).await?;
         rows::commit(tx).await?;
+        if row.parent_run_id.is_none() {
+            super::followed::note(&row.id);
+        }
         Ok(())
     }
 }

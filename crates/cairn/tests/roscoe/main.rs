@@ -28,6 +28,7 @@ mod engine_bounds;
 mod isolation;
 mod malformed;
 mod project_config;
+mod progress;
 mod protocol;
 #[path = "../common/raw_stdio.rs"]
 mod raw_stdio;
