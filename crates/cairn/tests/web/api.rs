@@ -76,7 +76,7 @@ async fn workflows_are_written_checked_and_deleted_with_the_writer_codes() {
     let env = start().await;
     let client = http();
     let url = |p: &str| env.served.url(p);
-    let yaml = "name: tiny\ninitial: a\nnodes:\n  a: { type: human, config: { prompt: ok? }, transitions: { yes: $end } }\n";
+    let yaml = "name: tiny\ninitial: a\nnodes:\n  a: { type: human, config: { prompt: ok? }, transitions: { \"yes\": $end } }\n";
     let created = client.post(url("/api/workflows?project=global")).json(&json!({"id": "tiny", "yaml": yaml})).send().await.unwrap();
     assert_eq!(created.status(), 201);
     let twice = client.post(url("/api/workflows?project=global")).json(&json!({"id": "tiny", "yaml": yaml})).send().await.unwrap();
