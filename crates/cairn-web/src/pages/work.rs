@@ -2,7 +2,8 @@
 //! hand-off, links and the evidence recorded for the pull requests they link to — merged / rolled, commit, service,
 //! who recorded it and when (`work/card.rs`); claim on open items, block, resume and finish on held ones, hand-off on
 //! the item's page (`work_item.rs`); filters by claimant, space, text, labels and priority, and one column — a state
-//! or the ready queue; its columns refresh every few seconds), the documents of every space, and one document with
+//! or the ready queue; a column shows 50 cards, and "More" pages through that state alone; its columns refresh every
+//! few seconds), the documents of every space, and one document with
 //! its `work_status` findings. Item, document and evidence text is untrusted and only ever rendered escaped.
 //!
 //! The pages act as the principal signed in with a work token, held to its scopes, or else as the local person on a
@@ -28,7 +29,12 @@ const STATES: [&str; 5] = ["open", "claimed", "in_progress", "blocked", "done"];
 struct Column {
     state: &'static str,
     cards: Vec<card::Card>,
+    /// The query of the column's next page (that state alone, from where this one ends), or "" when none follows.
+    more: String,
 }
+
+/// Cards a column shows on one page.
+const COLUMN_PAGE: i64 = 50;
 
 #[derive(Template)]
 #[template(path = "work/board.html")]
@@ -103,6 +109,9 @@ pub(crate) struct BoardParam {
     /// `0` to `4`; "" for any.
     #[serde(default)]
     priority: String,
+    /// Where the one column asked for goes on (a `next_page_token`); "" from its start.
+    #[serde(default)]
+    after: String,
 }
 
 impl BoardParam {
@@ -131,6 +140,15 @@ impl BoardParam {
 
     /// The filter as a query string (the values percent-encoded).
     fn query(&self) -> String {
+        self.query_of(true)
+    }
+
+    /// The filter but its column and page, as a query string.
+    fn query_without_column(&self) -> String {
+        self.query_of(false)
+    }
+
+    fn query_of(&self, column: bool) -> String {
         let fields = [
             ("claimant", &self.claimant),
             ("space", &self.space),
@@ -139,7 +157,15 @@ impl BoardParam {
             ("priority", &self.priority),
             ("q", &self.q),
         ];
-        fields.iter().map(|(name, value)| format!("{name}={}", encode(value))).collect::<Vec<_>>().join("&")
+        let mut query: Vec<String> = fields
+            .iter()
+            .filter(|(name, _)| column || *name != "state")
+            .map(|(name, value)| format!("{name}={}", encode(value)))
+            .collect();
+        if column && !self.after.is_empty() {
+            query.push(format!("after={}", encode(&self.after)));
+        }
+        query.join("&")
     }
 }
 
@@ -170,7 +196,8 @@ async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<
         "" => STATES.to_vec(),
         "ready" => {
             let items = ready(web, caller, filter, priority).await?;
-            return Ok(vec![Column { state: "ready", cards: card::cards(web, caller, items).await? }]);
+            let cards = card::cards(web, caller, items).await?;
+            return Ok(vec![Column { state: "ready", cards, more: String::new() }]);
         }
         state => match STATES.iter().find(|s| **s == state) {
             Some(state) => vec![*state],
@@ -182,10 +209,12 @@ async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<
     };
     let mut items = Vec::new();
     let mut counts = Vec::new();
+    let one = states.len() == 1;
     for state in states {
         let query = ListQuery {
             state: state.into(),
-            page_size: 200,
+            page_size: COLUMN_PAGE,
+            page_token: if one { filter.after.clone() } else { String::new() },
             claimed_by: filter.claimant.clone(),
             space_id: filter.space.clone(),
             labels: filter.labels(),
@@ -193,12 +222,17 @@ async fn columns(web: &Web, caller: &Caller, filter: &BoardParam) -> Result<Vec<
             query: filter.q.clone(),
             ..ListQuery::default()
         };
-        let listed = web.work.list_items(caller, &query).await?.items;
-        counts.push((state, listed.len()));
-        items.extend(listed);
+        let listed = web.work.list_items(caller, &query).await?;
+        let more = match listed.next_page_token.as_str() {
+            "" => String::new(),
+            token => format!("{}&state={state}&after={}", filter.query_without_column(), encode(token)),
+        };
+        counts.push((state, listed.items.len(), more));
+        items.extend(listed.items);
     }
     let mut cards = card::cards(web, caller, items).await?.into_iter();
-    Ok(counts.into_iter().map(|(state, count)| Column { state, cards: cards.by_ref().take(count).collect() }).collect())
+    let columns = counts.into_iter().map(|(state, count, more)| Column { state, cards: cards.by_ref().take(count).collect(), more });
+    Ok(columns.collect())
 }
 
 /// The ready queue of the filter's space, or of every space of the account merged (most urgent first, then oldest),

@@ -1,4 +1,5 @@
-//! Workflow pages: the list (source badge, shadowed marker, validation state) and one workflow (its graph as SVG,
+//! Workflow pages: the list (source badge, shadowed marker, validation state; searched by id, name or description,
+//! a page of 25 by id) and one workflow (its graph as SVG,
 //! `crate::graph`, with a table of its nodes the graph links to, validation and lint, YAML, a form that starts a
 //! run).
 
@@ -9,6 +10,7 @@ use cairn_roscoe::{Source, Subject};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::paging::PAGE_SIZE;
 use super::{Layout, PageError, check_csrf, html, Visit};
 use crate::error::ApiError;
 use crate::graph::Graph;
@@ -20,6 +22,18 @@ use crate::workspace::Workspace;
 pub(crate) struct SourceParam {
     project: Option<String>,
     source: Option<Source>,
+}
+
+/// `?project=&source=&q=&after=`: the list's search (id, name or description, any case) and the place its page
+/// starts after.
+#[derive(Debug, Deserialize)]
+pub(crate) struct ListParam {
+    project: Option<String>,
+    source: Option<Source>,
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    after: String,
 }
 
 struct Row {
@@ -37,6 +51,12 @@ struct Row {
 struct ListPage {
     layout: Layout,
     rows: Vec<Row>,
+    /// The search.
+    search: String,
+    /// The place the next page starts after ("" on the last page).
+    next: String,
+    /// Whether this page is not the first.
+    later: bool,
 }
 
 #[derive(Template)]
@@ -57,14 +77,23 @@ struct WorkflowPage {
 pub(crate) async fn list(
     State(web): State<Web>,
     visit: Visit,
-    Query(q): Query<SourceParam>,
+    Query(q): Query<ListParam>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let layout = Layout::new(&web, &visit, &ws).await?;
     let roscoe = web.roscoe.clone();
-    let rows = blocking(move || {
-        let found = roscoe.list_workflows(&ws.scope, q.source)?;
-        Ok(found
+    let (search, after) = (q.q.trim().to_lowercase(), q.after.clone());
+    let (rows, next) = blocking(move || {
+        let mut found = roscoe.list_workflows(&ws.scope, q.source)?;
+        found.retain(|w| {
+            let text = format!("{}\n{}\n{}", w.id, w.name, w.description.as_deref().unwrap_or_default());
+            (search.is_empty() || text.to_lowercase().contains(&search)) && place(w) > after
+        });
+        found.sort_by_key(place);
+        // Only the page's workflows are validated.
+        let next = if found.len() > PAGE_SIZE { place(&found[PAGE_SIZE - 1]) } else { String::new() };
+        found.truncate(PAGE_SIZE);
+        let rows = found
             .into_iter()
             .map(|w| {
                 let subject = Subject::Stored { id: w.id.clone(), source: Some(w.source) };
@@ -83,10 +112,18 @@ pub(crate) async fn list(
                     problem,
                 }
             })
-            .collect::<Vec<_>>())
+            .collect::<Vec<_>>();
+        Ok((rows, next))
     })
     .await?;
-    Ok(html(&ListPage { layout: layout.clone(), rows }))
+    let later = !q.after.is_empty();
+    Ok(html(&ListPage { layout: layout.clone(), rows, search: q.q, next, later }))
+}
+
+/// Where a workflow sorts in the list, and the cursor of the page after it: `id:source` (a repo and a global
+/// workflow may share an id).
+fn place(workflow: &cairn_roscoe::WorkflowSummary) -> String {
+    format!("{}:{}", workflow.id, workflow.source)
 }
 
 /// `GET /workflows/{id}`.

@@ -20,6 +20,7 @@ mod crawl;
 mod cross_origin;
 mod early_close;
 mod headers;
+mod lists;
 mod pages;
 mod rate_limits;
 mod sessions;
