@@ -31,6 +31,7 @@ mod message_limits;
 mod one_write;
 mod priming;
 mod portable;
+pub mod progress;
 pub mod roots;
 pub mod registry;
 mod serving;

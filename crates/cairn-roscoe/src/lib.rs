@@ -41,6 +41,7 @@ mod files;
 mod hostile_input;
 mod references;
 mod reach;
+mod run_progress;
 pub mod runs;
 pub mod scope;
 mod service;

@@ -43,7 +43,6 @@ mod list_skills;
 mod list_workflow_references;
 mod list_workflows;
 mod move_workflow;
-mod progress;
 mod rename_workflow;
 mod resume_run;
 mod retry_run;
@@ -116,14 +115,15 @@ macro_rules! tool {
     ($tool:ident, $needs:expr, call) => {
         ToolEntry { tool: $tool::tool(), needs: $needs, call: |server, call| Box::pin($tool::call(server, call)) }
     };
-    // A call that may take long: progress notifications when the client asks (`progress.rs`).
+    // A call that may take long: progress notifications when the client asks (`run_progress.rs`).
     ($tool:ident, $needs:expr, $kind:ident, progress) => {
         ToolEntry {
             tool: $tool::tool(),
             needs: $needs,
             call: |server, call| {
-                let progress = progress::Progress::of(&server.runs, &call);
-                Box::pin(progress::Progress::around(progress, tool!(@call $tool, $kind, server, call)))
+                let progress = cairn_mcp::progress::Progress::of(&call);
+                let call = tool!(@call $tool, $kind, server, call);
+                Box::pin(crate::run_progress::RunProgress::around(progress, &server.runs, call))
             },
         }
     };

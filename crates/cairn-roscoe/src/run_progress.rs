@@ -1,17 +1,15 @@
-//! MCP progress for the run tools that can take long (`start_workflow`, the `advance_*` tools, `resume_run`,
-//! `retry_run`, `fork_run`, `test_workflow`): when the request carries a `progressToken`, the call runs inside
-//! [`following`], and a reporter follows the run tree the call starts or reads, sending `notifications/progress` as
-//! its node runs start and end (`build (script) started`, `build (script) completed`) and, while one runs, every
-//! [`BEAT`] (`build (script) running, 6 s`). The last changes are sent before the call's answer. Without a token
-//! the call runs as it is.
+//! The progress of the run tools that can take long (`start_workflow`, the `advance_*` tools, `resume_run`,
+//! `retry_run`, `fork_run`, `test_workflow`): when the request asked for progress (cairn-mcp's [`Progress`]), the
+//! call runs inside [`following`], and a reporter follows the run tree the call starts or reads, sending a
+//! notification as its node runs start and end (`build (script) started`, `build (script) completed`) and, while one
+//! runs, every [`BEAT`] (`build (script) running, 6 s`). The last changes are sent before the call's answer. Without
+//! it the call runs as it is.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
-use cairn_mcp::registry::Call;
-use rmcp::model::{ProgressNotificationParam, ProgressToken};
-use rmcp::service::{Peer, RoleServer};
+use cairn_mcp::progress::Progress;
 use tokio::sync::{oneshot, watch};
 
 use crate::runs::observe::TreeWatcher;
@@ -20,23 +18,17 @@ use crate::runs::{NodeState, Runs, following};
 /// How often a running node is reported while nothing else changes.
 const BEAT: Duration = Duration::from_secs(2);
 
-/// Where a call's progress goes.
-pub(crate) struct Progress {
-    peer: Peer<RoleServer>,
-    token: ProgressToken,
+/// A call's progress: where it goes, and the runs it follows.
+pub(crate) struct RunProgress {
+    progress: Progress,
     runs: Runs,
 }
 
-impl Progress {
-    /// The progress reporter of `call` over `runs`, when its request asked for progress.
-    pub(crate) fn of(runs: &Runs, call: &Call<'_>) -> Option<Progress> {
-        let token = call.context.meta.get_progress_token()?;
-        Some(Progress { peer: call.context.peer.clone(), token, runs: runs.clone() })
-    }
-
+impl RunProgress {
     /// Runs `call`, reporting the progress of its run tree while it runs when `progress` is given.
-    pub(crate) async fn around<F: Future>(progress: Option<Progress>, call: F) -> F::Output {
+    pub(crate) async fn around<F: Future>(progress: Option<Progress>, runs: &Runs, call: F) -> F::Output {
         let Some(progress) = progress else { return call.await };
+        let progress = RunProgress { progress, runs: runs.clone() };
         let (followed, tree) = watch::channel(None);
         let (stop, stopped) = oneshot::channel();
         let reporter = tokio::spawn(progress.report(tree, stopped));
@@ -77,7 +69,7 @@ impl Progress {
             {
                 for message in board.news(&states, beating) {
                     sent += 1;
-                    self.send(sent, message).await;
+                    self.progress.send(sent, message).await;
                 }
             }
             if stopping {
@@ -86,11 +78,6 @@ impl Progress {
         }
     }
 
-    /// One `notifications/progress` (a client gone or slow loses it; the call goes on).
-    async fn send(&self, progress: u32, message: String) {
-        let notification = ProgressNotificationParam::new(self.token.clone(), f64::from(progress)).with_message(message);
-        let _ = self.peer.notify_progress(notification).await;
-    }
 }
 
 /// Waits for the followed tree's log to grow (forever while no tree is followed).
