@@ -24,7 +24,7 @@ pub struct Document {
     /// The document as a JSON value.
     pub value: Value,
     positions: HashMap<String, (u64, u64)>,
-    /// The source words of the values read as a boolean or null (`no`, `On`, `~`), by JSON pointer.
+    /// The source words of the values read as a boolean or null (`no`, `On`, `~`), by JSON pointer (strict reading).
     words: HashMap<String, String>,
 }
 
@@ -42,7 +42,7 @@ impl Document {
     }
 
     /// The word written for the value at a JSON pointer when YAML read it as a boolean or null (`no`, `off`, `~`):
-    /// a value meant as text needs quotes.
+    /// a value meant as text needs quotes. Kept only by a strict reading ([`Options::strict_keys`]).
     pub fn word_at(&self, pointer: &str) -> Option<&str> {
         self.words.get(pointer).map(String::as_str)
     }
@@ -181,7 +181,8 @@ impl Reader<'_> {
             }
             value => {
                 let value = scalar(value, &node.referenced, self.text);
-                if (value.is_boolean() || value.is_null())
+                if self.options.word_keys == WordKeys::Error
+                    && (value.is_boolean() || value.is_null())
                     && let Some(word) = source_text(&node.referenced, self.text)
                 {
                     self.words.insert(pointer, word.to_owned());
@@ -198,7 +199,8 @@ fn word_key(value: &Value, word: Option<&str>, (line, column): (u64, u64)) -> St
         Value::Bool(b) => format!("the boolean {b}"),
         _ => "null".to_owned(),
     };
-    let word = word.unwrap_or(if value.is_null() { "null" } else { "true" });
+    let written = value.to_string();
+    let word = word.unwrap_or(&written);
     format!(
         "line {line} column {column}: the key `{word}` is read by YAML as {read}, not as the text '{word}'; put it in \
          quotes: `\"{word}\":`"
@@ -351,7 +353,7 @@ mod tests {
 
     #[test]
     fn the_words_read_as_booleans_or_null_are_kept_by_pointer() {
-        let doc = parse("a: no\nb: 'no'\nc: [On, ~, null]\nd: false\ne: 0\n").unwrap();
+        let doc = parse_with("a: no\nb: 'no'\nc: [On, ~, null]\nd: false\ne: 0\n", Options::strict_keys()).unwrap();
         assert_eq!(doc.value["a"], false);
         assert_eq!(doc.word_at("/a"), Some("no"));
         assert_eq!(doc.word_at("/b"), None, "quoted: text");
@@ -360,6 +362,7 @@ mod tests {
         assert_eq!(doc.word_at("/c/2"), Some("null"));
         assert_eq!(doc.word_at("/d"), Some("false"));
         assert_eq!(doc.word_at("/e"), None);
+        assert_eq!(parse("a: no\n").unwrap().word_at("/a"), None, "the PyYAML reading keeps no words");
     }
 
     /// Hostile texts each caller could be handed: every one is refused with a message naming the limit.
