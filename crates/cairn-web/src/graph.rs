@@ -83,7 +83,8 @@ impl From<Diagram> for Graph {
                 status: n.status.map(|s| s.as_str().to_owned()).unwrap_or_default(),
             })
             .collect();
-        let mut edges: Vec<(String, String, String)> = diagram.edges.into_iter().map(|e| (e.from, e.event, e.to)).collect();
+        let mut edges: Vec<(String, String, String)> =
+            diagram.edges.into_iter().map(|e| (e.from, e.event, e.to)).collect();
         // A node without transitions ends the run as `$end` does.
         for node in &diagram.nodes {
             if !edges.iter().any(|(from, _, _)| *from == node.id) {
@@ -232,7 +233,8 @@ impl Graph {
         if self.nodes.is_empty() {
             return String::new();
         }
-        let canvas = self.layout();
+        let pairs = self.pairs();
+        let canvas = self.layout(&pairs);
         let (Some(min), Some(max)) = (canvas.min, canvas.max) else { return String::new() };
         let (width, height) = (max.x - min.x + 2.0 * MARGIN, max.y - min.y + 2.0 * MARGIN);
         let mut svg = format!(
@@ -244,7 +246,6 @@ impl Graph {
             marker("arrowhead", "arrowhead"),
             marker("arrowhead-taken", "arrowhead taken"),
         );
-        let pairs = self.pairs();
         for path in &canvas.paths {
             let pair = path.pair.and_then(|i| pairs.get(i));
             let taken = pair.is_some_and(|(pair, _)| self.taken.contains(pair));
@@ -317,8 +318,8 @@ impl Graph {
         pairs
     }
 
-    /// Lays the graph out and collects what the layout draws.
-    fn layout(&self) -> Canvas {
+    /// Lays the graph out with one edge per pair of `pairs` and collects what the layout draws.
+    fn layout(&self, pairs: &[((String, String), Vec<String>)]) -> Canvas {
         let orientation = Orientation::TopToBottom;
         let mut graph = VisualGraph::new(orientation);
         let mut handles = BTreeMap::new();
@@ -335,9 +336,9 @@ impl Graph {
             );
             handles.insert(node.id.clone(), graph.add_node(element));
         }
-        for (index, ((from, to), events)) in self.pairs().into_iter().enumerate() {
-            let Some(&source) = handles.get(&from) else { continue };
-            let target = match (handles.get(&to), terminal(&to)) {
+        for (index, ((from, to), events)) in pairs.iter().enumerate() {
+            let Some(&source) = handles.get(from) else { continue };
+            let target = match (handles.get(to), terminal(to)) {
                 (Some(&handle), _) => handle,
                 (None, Some(name)) => *handles.entry(to.clone()).or_insert_with(|| {
                     graph.add_node(Element::create_with_properties(
@@ -448,11 +449,14 @@ mod tests {
     /// Where the arrowhead of the edge `from` → `to` is drawn: the end of its path, or its start when the layout
     /// turned it around (`marker-start`).
     fn head_of(svg: &str, from: &str, to: &str) -> (f64, f64) {
-        let tag = svg.split("<path class=\"edge").find(|p| p.contains(&format!("data-from=\"{from}\" data-to=\"{to}\"")));
+        let ends = format!("data-from=\"{from}\" data-to=\"{to}\"");
+        let tag = svg.split("<path class=\"edge").find(|p| p.contains(&ends));
         let tag = tag.unwrap_or_else(|| panic!("an edge {from} → {to}: {svg}"));
         let d = tag.split("d=\"").nth(1).unwrap().split('"').next().unwrap();
-        let numbers: Vec<f64> = d.split(|c: char| c.is_ascii_alphabetic() || c == ' ').filter_map(|n| n.parse().ok()).collect();
-        if tag.contains("marker-start") { (numbers[0], numbers[1]) } else { (numbers[numbers.len() - 2], numbers[numbers.len() - 1]) }
+        let numbers: Vec<f64> =
+            d.split(|c: char| c.is_ascii_alphabetic() || c == ' ').filter_map(|n| n.parse().ok()).collect();
+        let last = numbers.len() - 2;
+        if tag.contains("marker-start") { (numbers[0], numbers[1]) } else { (numbers[last], numbers[last + 1]) }
     }
 
     /// How far `point` is from the box `rect` (0 on its edge or inside).
@@ -479,7 +483,8 @@ mod tests {
         for (from, to) in [("draft", "review"), ("review", "publish"), ("review", "draft")] {
             let head = head_of(&svg, from, to);
             let (at_target, at_source) = (distance(head, rect_of(&svg, to)), distance(head, rect_of(&svg, from)));
-            assert!(at_target < 4.0 && at_source > at_target, "{from} → {to}: head {head:?} {at_target} from {to}: {svg}");
+            let why = format!("{from} → {to}: head {head:?} {at_target} from {to}: {svg}");
+            assert!(at_target < 4.0 && at_source > at_target, "{why}");
         }
         assert!(svg.contains("data-from=\"review\" data-to=\"draft\""), "{svg}");
         assert_eq!(svg.matches("marker-start").count(), 1, "only the loop is turned around: {svg}");
@@ -503,7 +508,8 @@ mod tests {
             ],
         };
         let mut graph = Graph::from(diagram);
-        assert!(graph.edges.contains(&edge("b", "", "$end")) && graph.edges.contains(&edge("c", "", "$end")), "sinks end");
+        let ends = [edge("b", "", "$end"), edge("c", "", "$end")];
+        assert!(ends.iter().all(|e| graph.edges.contains(e)), "sinks end");
         graph.mark_taken([("a", "success"), ("b", "success")]);
         let svg = graph.svg();
         assert!(svg.contains("<path class=\"edge taken\" data-from=\"a\" data-to=\"b\""), "{svg}");
