@@ -46,6 +46,7 @@ pub mod runs;
 pub mod scope;
 mod service;
 mod summaries;
+pub mod terminal_text;
 pub mod skills;
 pub mod source;
 pub mod sources;

@@ -77,7 +77,6 @@ impl RunProgress {
             }
         }
     }
-
 }
 
 /// Waits for the followed tree's log to grow (forever while no tree is followed).

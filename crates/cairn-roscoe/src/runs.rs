@@ -113,11 +113,6 @@ pub struct ListRuns {
     pub workflow_id: Option<String>,
     /// Include subworkflow children.
     pub include_children: bool,
-}
-
-/// Which page of [`Runs::list_runs_page`]: a text search and where the previous page ended.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct RunListPage {
     /// Only runs whose id, workflow id or workflow name contains this (case-insensitive); "" for all.
     pub search: String,
     /// Only runs after this `(started at in epoch ms, id)` in the list: the previous page's last row.
@@ -272,16 +267,6 @@ impl Runs {
 
     /// `list_runs`: the caller's project's runs, newest first (test runs never).
     pub async fn list_runs(&self, scope: &Scope, query: &ListRuns) -> Result<Vec<RunSummary>, Error> {
-        self.list_runs_page(scope, query, &RunListPage::default()).await
-    }
-
-    /// [`Runs::list_runs`] narrowed by `page`'s search, from after its cursor on.
-    pub async fn list_runs_page(
-        &self,
-        scope: &Scope,
-        query: &ListRuns,
-        page: &RunListPage,
-    ) -> Result<Vec<RunSummary>, Error> {
         let limit = query.limit.unwrap_or(20);
         if !(1..=200).contains(&limit) {
             return Err(Error::InvalidInput("`limit` must be between 1 and 200".into()));
@@ -298,8 +283,8 @@ impl Runs {
             status: query.status.clone(),
             workflow_id: query.workflow_id.clone(),
             include_children: query.include_children,
-            search: Some(page.search.trim().to_owned()).filter(|s| !s.is_empty()),
-            after: page.after.clone(),
+            search: Some(query.search.trim().to_owned()).filter(|s| !s.is_empty()),
+            after: query.after.clone(),
             limit,
         };
         let mut conn = self.inner.store.read().await?;

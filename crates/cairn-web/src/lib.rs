@@ -18,7 +18,6 @@
 //! keep each surface's codes (`error.rs`); `server.json` in `$CAIRN_HOME` tells run URLs where the server is.
 
 pub mod access;
-mod ansi;
 mod api;
 mod app;
 mod body_limit;

@@ -41,6 +41,7 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         status: params.status.clone(),
         workflow_id: params.workflow_id.clone(),
         include_children: params.include_children.unwrap_or(false),
+        ..ListRuns::default()
     };
     server
         .run_runs(params.scope(), move |runs, scope| async move { runs.list_runs(&scope, &query).await })

@@ -146,6 +146,7 @@ pub(crate) async fn list(State(web): State<Web>, Query(q): Query<ListQuery>) -> 
         status: q.status.filter(|s| !s.is_empty()),
         workflow_id: q.workflow_id.filter(|s| !s.is_empty()),
         include_children: q.include_children,
+        ..ListRuns::default()
     };
     Ok(json(web.runs.list_runs(&ws.scope, &query).await?))
 }

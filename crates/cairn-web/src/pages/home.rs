@@ -86,8 +86,7 @@ pub(crate) async fn page(
         let list = |status: &str| ListRuns {
             limit: Some(PER_WORKSPACE),
             status: Some(status.to_owned()),
-            workflow_id: None,
-            include_children: false,
+            ..ListRuns::default()
         };
         for run in web.runs.list_runs(&ws.scope, &list("paused")).await? {
             let status = web.runs.get_run_status(&ws.scope, &run.id).await?;

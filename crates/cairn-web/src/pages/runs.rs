@@ -9,7 +9,7 @@ use askama::Template;
 use axum::extract::{Path, Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Redirect, Response};
-use cairn_roscoe::runs::{ListRuns, RunListPage, RunSummary};
+use cairn_roscoe::runs::{ListRuns, RunSummary};
 use futures::Stream;
 use serde::Deserialize;
 use serde_json::Value;
@@ -19,7 +19,6 @@ use chrono::{DateTime, Utc};
 use super::run_form::{CsrfToken, RunForm, back};
 use super::paging::{self, PAGE_SIZE};
 use super::{Layout, PageError, ProjectParam, html, Visit};
-use crate::ansi;
 use crate::graph::Graph;
 use crate::live::Watcher;
 use crate::state::Web;
@@ -198,7 +197,7 @@ impl ScriptLog {
         if node_type != "script" || !output.is_object() {
             return None;
         }
-        let text = |key: &str| ansi::strip(output[key].as_str().unwrap_or_default());
+        let text = |key: &str| cairn_roscoe::terminal_text::strip(output[key].as_str().unwrap_or_default());
         let ended = match (output["timedOut"].as_bool(), output["exitCode"].as_i64()) {
             (Some(true), _) => "timed out".to_owned(),
             (_, Some(code)) => format!("exit {code}"),
@@ -236,10 +235,10 @@ pub(crate) async fn list(
         status: Some(q.status.clone()).filter(|s| !s.is_empty()),
         workflow_id: Some(q.workflow_id.clone()).filter(|s| !s.is_empty()),
         include_children: q.include_children,
+        search: q.q.clone(),
+        after: paging::after(&q.after),
     };
-    let after = paging::after(&q.after);
-    let wanted = RunListPage { search: q.q.clone(), after: after.clone() };
-    let found = web.runs.list_runs_page(&ws.scope, &query, &wanted).await?;
+    let found = web.runs.list_runs(&ws.scope, &query).await?;
     let (found, older) = paging::page(found, |r| (epoch_ms(&r.started_at), r.id.clone()));
     let page = ListPage {
         layout: layout.clone(),
@@ -248,7 +247,7 @@ pub(crate) async fn list(
         status: q.status,
         workflow_id: q.workflow_id,
         search: q.q,
-        later: after.is_some(),
+        later: query.after.is_some(),
         older,
     };
     Ok(html(&page))

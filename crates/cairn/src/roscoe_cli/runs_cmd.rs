@@ -99,7 +99,13 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
     let facade = |e: cairn_roscoe::Error| Exit::from_facade(&e);
     match command {
         RunsCommand::List { status, workflow, limit, children } => {
-            let query = ListRuns { limit: Some(limit), status, workflow_id: workflow, include_children: children };
+            let query = ListRuns {
+                limit: Some(limit),
+                status,
+                workflow_id: workflow,
+                include_children: children,
+                ..ListRuns::default()
+            };
             let runs = ctx.runs.list_runs(&ctx.scope, &query).await.map_err(facade)?;
             if ctx.out.json {
                 return ctx.out.print_json(&runs);
@@ -196,8 +202,7 @@ fn streams_tails(ctx: &Ctx, run_id: &str, nodes: &[Value]) {
     let keep = std::io::stdout().is_terminal();
     let mut cut = false;
     for node in nodes {
-        let streams: Vec<(&str, &str)> =
-            ["stdout", "stderr"].into_iter().filter_map(|name| Some((name, script_output::stream(node, name)?))).collect();
+        let streams = script_output::streams(node);
         if streams.is_empty() {
             continue;
         }
@@ -222,21 +227,24 @@ async fn logs(ctx: &Ctx, run_id: &str, node_id: Option<&str>) -> anyhow::Result<
     let chosen: Vec<&progress::Line> =
         lines.iter().filter(|l| node_id.is_none_or(|id| l.node["nodeId"] == id)).collect();
     if let Some(id) = node_id.filter(|_| chosen.is_empty()) {
-        let mut ran: Vec<&str> = lines.iter().filter_map(|l| l.node["nodeId"].as_str()).collect();
-        ran.dedup();
-        return Err(Exit::usage(format!("run {run_id} has no run of node '{id}'; nodes that ran: {}", ran.join(", "))).into());
+        let mut ran: Vec<&str> = Vec::new();
+        for node in lines.iter().filter_map(|l| l.node["nodeId"].as_str()) {
+            if !ran.contains(&node) {
+                ran.push(node);
+            }
+        }
+        let message = format!("run {run_id} has no run of node '{id}'; nodes that ran: {}", ran.join(", "));
+        return Err(Exit::usage(message).into());
     }
     let keep = std::io::stdout().is_terminal();
     let mut stdout = std::io::stdout().lock();
     let mut printed = false;
     for line in chosen {
-        let streams: Vec<(&str, &str)> = ["stdout", "stderr"]
-            .into_iter()
-            .filter_map(|name| Some((name, script_output::stream(&line.node, name)?)))
-            .collect();
+        // Only script node runs have streams; one that printed nothing still gets its heading.
         if line.node["output"].get("exitCode").is_none() {
             continue;
         }
+        let streams = script_output::streams(&line.node);
         printed = true;
         writeln!(stdout, "== {}{} ==", "  ".repeat(line.depth), heading(&line.node))?;
         if streams.is_empty() {
@@ -248,7 +256,8 @@ async fn logs(ctx: &Ctx, run_id: &str, node_id: Option<&str>) -> anyhow::Result<
         }
     }
     if !printed {
-        ctx.out.note(&format!("Run {run_id} has no script output{}.", node_id.map(|n| format!(" from node '{n}'")).unwrap_or_default()));
+        let from = node_id.map(|n| format!(" from node '{n}'")).unwrap_or_default();
+        ctx.out.note(&format!("Run {run_id} has no script output{from}."));
     }
     Ok(())
 }

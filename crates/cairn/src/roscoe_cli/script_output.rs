@@ -15,6 +15,12 @@ pub(super) fn stream<'a>(node: &'a Value, name: &str) -> Option<&'a str> {
     output[name].as_str().filter(|text| !text.trim().is_empty())
 }
 
+/// A node run's recorded streams that are not empty, `(name, text)`, stdout first; none for a node run that is not a
+/// script's.
+pub(super) fn streams(node: &Value) -> Vec<(&'static str, &str)> {
+    ["stdout", "stderr"].into_iter().filter_map(|name| Some((name, stream(node, name)?))).collect()
+}
+
 /// The last `count` lines of `text` (trailing blank lines left out), and how many lines came before them.
 pub(super) fn tail(text: &str, count: usize) -> (usize, Vec<&str>) {
     let lines: Vec<&str> = text.trim_end().lines().collect();
@@ -46,31 +52,14 @@ pub(super) fn shown(text: &str, keep_escapes: bool) -> String {
     if keep_escapes { text.to_owned() } else { without_escapes(text) }
 }
 
-/// `text` without ANSI escape sequences (colours, cursor moves) and carriage-return overwrites.
+/// `text` without terminal escape sequences ([`strip`](cairn_roscoe::terminal_text::strip)) and carriage-return
+/// overwrites.
 pub(super) fn without_escapes(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
+    let stripped = cairn_roscoe::terminal_text::strip(text);
+    let mut out = String::with_capacity(stripped.len());
+    let mut chars = stripped.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\x1b' => match chars.next() {
-                // CSI: parameters and intermediates up to a final byte in @–~.
-                Some('[') => {
-                    for c in chars.by_ref() {
-                        if ('@'..='~').contains(&c) {
-                            break;
-                        }
-                    }
-                }
-                // OSC: up to BEL or ESC \.
-                Some(']') => {
-                    while let Some(c) = chars.next() {
-                        if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
-                            break;
-                        }
-                    }
-                }
-                _ => {}
-            },
             // A progress bar's carriage return overwrites its line: keep what was written last.
             '\r' if chars.peek() != Some(&'\n') => {
                 let start = out.rfind('\n').map_or(0, |i| i + 1);

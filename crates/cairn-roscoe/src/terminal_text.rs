@@ -1,10 +1,10 @@
-//! Terminal output as a page shows it: ANSI escape sequences (colours, cursor moves, window titles) removed, so a
-//! script's log reads as text in a `<pre>`.
+//! A script's terminal output as text: ANSI escape sequences (colours, cursor moves, window titles) removed, for the
+//! run page's log (`<pre>`) and the command line off a terminal.
 
 /// `text` without its escape sequences: CSI (`ESC [ … final`), OSC (`ESC ] … BEL` or `ESC ] … ESC \`), the
 /// character-set ones (`ESC ( B`) and the two-character `ESC x` ones; the C1 control `CSI` (U+009B) is read as
 /// `ESC [`.
-pub(crate) fn strip(text: &str) -> String {
+pub fn strip(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
