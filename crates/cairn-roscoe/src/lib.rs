@@ -47,6 +47,7 @@ pub mod scope;
 mod service;
 mod summaries;
 pub mod terminal_text;
+pub mod signature;
 pub mod skills;
 pub mod source;
 pub mod sources;
