@@ -25,6 +25,7 @@ pub mod sessions;
 mod sqlite_file;
 mod stats;
 pub mod transfer;
+pub mod webhooks;
 mod write_tx;
 mod writer;
 #[cfg(test)]
