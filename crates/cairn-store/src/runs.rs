@@ -6,9 +6,11 @@
 //! [`update_run`], a compare-and-swap on `version`: of two processes that loaded the same version, exactly one wins.
 //! A change reads its run with [`lock_run`] (or its tree with [`lock_tree`]) inside the write transaction, so on
 //! Postgres a concurrent change of the same run waits for this one and then reads its result, as on SQLite. Node
-//! runs are `runs/nodes.rs`; durable timers `runs/timers.rs`.
+//! runs are `runs/nodes.rs`; durable timers `runs/timers.rs`; the outbox of run notifications
+//! `runs/notifications.rs`.
 
 mod nodes;
+mod notifications;
 mod timers;
 
 use sqlx::any::AnyRow;
@@ -19,6 +21,10 @@ pub use sqlx::AnyConnection as Connection;
 use crate::{Backend, Error, Store};
 
 pub use nodes::{NodeRunRow, get_node_run, last_node_seq, node_runs, open_node_run, upsert_node_run};
+pub use notifications::{
+    AttemptEnd, AttemptRow, NewNotification, NotificationRow, claim_notification, due_notifications, finish_attempt,
+    insert_notification, notifications_of_run,
+};
 pub use timers::{DueTimer, clear_timer, drop_timer, due_timers, set_timer, timer_due_at};
 
 /// One row of `workflow_runs`.
