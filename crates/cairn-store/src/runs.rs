@@ -7,10 +7,11 @@
 //! A change reads its run with [`lock_run`] (or its tree with [`lock_tree`]) inside the write transaction, so on
 //! Postgres a concurrent change of the same run waits for this one and then reads its result, as on SQLite. Node
 //! runs are `runs/nodes.rs`; durable timers `runs/timers.rs`; the outbox of run notifications
-//! `runs/notifications.rs`.
+//! `runs/notifications.rs`; what running scripts printed so far `runs/script_output.rs`.
 
 mod nodes;
 mod notifications;
+mod script_output;
 mod timers;
 
 use sqlx::any::AnyRow;
@@ -24,6 +25,9 @@ pub use nodes::{NodeRunRow, get_node_run, last_node_seq, node_runs, open_node_ru
 pub use notifications::{
     AttemptEnd, AttemptRow, NewNotification, NotificationRow, claim_notification, due_notifications, finish_attempt,
     insert_notification, notifications_of_run,
+};
+pub use script_output::{
+    ScriptOutputRow, clear_script_output, put_script_output, script_output, tree_script_output,
 };
 pub use timers::{DueTimer, clear_timer, drop_timer, due_timers, set_timer, timer_due_at};
 
@@ -466,10 +470,10 @@ pub async fn touch_project(conn: &mut Connection, id: &str, root_path: &str, nam
     Ok(())
 }
 
-/// Deletes the run tree rooted at `root_id`: its runs, their node runs, events and timers.
+/// Deletes the run tree rooted at `root_id`: its runs, their node runs, events, timers and scripts' live output.
 pub async fn delete_run_tree(conn: &mut Connection, root_id: &str) -> Result<(), Error> {
     let subquery = "SELECT id FROM workflow_runs WHERE root_run_id = $1";
-    for table in ["node_runs", "run_events", "run_timers"] {
+    for table in ["node_runs", "run_events", "run_timers", "script_output"] {
         sqlx::query(AssertSqlSafe(format!("DELETE FROM {table} WHERE run_id IN ({subquery})"))).bind(root_id).execute(&mut *conn).await?;
     }
     sqlx::query("DELETE FROM workflow_runs WHERE root_run_id = $1").bind(root_id).execute(conn).await?;

@@ -1,5 +1,6 @@
 //! `node_runs`: one row per visit of a node (and per child of a fan-out node run), inserted or replaced as the run
-//! moves, read back in execution order.
+//! moves, read back in execution order. A script's node run that ends takes its live output (`script_output`) with
+//! it.
 
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
@@ -108,8 +109,12 @@ pub async fn upsert_node_run(conn: &mut Connection, n: &NodeRunRow) -> Result<()
         .bind(n.input_tokens)
         .bind(n.output_tokens)
         .bind(&n.usage)
-        .execute(conn)
+        .execute(&mut *conn)
         .await?;
+    if n.node_type == "script" && n.status != "running" {
+        // Its whole output is stored now; what it printed while running is superseded.
+        super::clear_script_output(conn, &n.id).await?;
+    }
     Ok(())
 }
 
