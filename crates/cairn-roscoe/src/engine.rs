@@ -24,6 +24,7 @@
 )]
 
 mod cel_meter;
+mod delay;
 mod condition;
 mod consensus;
 mod envelope;
@@ -42,6 +43,7 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::{Node, Target};
 
+pub use delay::DELAY_PHASE;
 pub use inputs::validate_inputs;
 pub use script::{Program, RetryPolicy, ScriptJob, ScriptResult};
 pub use server::{MAX_SERVER_ROUNDS, ModelJob};
@@ -110,9 +112,9 @@ pub enum Event {
     Retry,
     /// The process executing the run's synchronous node is gone.
     RunnerLost,
-    /// Nobody answered the pending step of node run `node_run_id` within its node's `timeoutMs` (human nodes): the
-    /// node takes its `timeout` transition.
-    StepTimedOut {
+    /// The timer of paused node run `node_run_id` fell due: a node's `delayMs` is over, so the node starts; or nobody
+    /// answered a human step within its node's `timeoutMs`, so the node takes its `timeout` transition.
+    TimerFired {
         /// The paused node run.
         node_run_id: String,
     },
@@ -407,9 +409,13 @@ impl Engine<'_> {
                 self.finish_open(finish);
                 self.drive();
             }
-            Event::StepTimedOut { node_run_id } => {
+            Event::TimerFired { node_run_id } => {
                 self.waiting(&node_run_id)?;
-                self.finish_open(Finish::ok(json!({ "timedOut": true }), "timeout"));
+                if self.run.delayed_until().is_some() {
+                    self.end_delay();
+                } else {
+                    self.finish_open(Finish::ok(json!({ "timedOut": true }), "timeout"));
+                }
                 self.drive();
             }
             Event::Cancel { reason } => self.cancel(reason)?,

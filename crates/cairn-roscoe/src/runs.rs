@@ -378,7 +378,7 @@ impl Runs {
         }
         for (run_id, node_run_id) in due.timed_out {
             // Another caller may have answered or timed it out first; then there is nothing to do.
-            if self.drive(&run_id, Event::StepTimedOut { node_run_id }, &mut tree).await.is_err() {
+            if self.drive(&run_id, Event::TimerFired { node_run_id }, &mut tree).await.is_err() {
                 tree.mark_stale();
             }
         }

@@ -150,6 +150,11 @@ impl Node {
             .map(|t| &t.target)
     }
 
+    /// How long the run waits before this node starts (`config.delayMs`), when it does.
+    pub fn delay_ms(&self) -> Option<u64> {
+        self.config.get("delayMs").and_then(Value::as_u64).filter(|ms| *ms > 0)
+    }
+
     /// A config value.
     pub fn config_str(&self, key: &str) -> Option<&str> {
         self.config.get(key).and_then(Value::as_str)
@@ -272,6 +277,13 @@ const fn key(
     }
 }
 
+/// The config key every node type has: a durable wait before the node starts.
+const DELAY_KEY: ConfigKey = key(
+    "delayMs",
+    "integer",
+    false,
+    "Wait this many milliseconds before the node starts (a durable timer: the run is paused meanwhile).",
+);
 const SCRIPT_KEYS: &[ConfigKey] = &[
     key(
         "command",
@@ -322,6 +334,7 @@ const SCRIPT_KEYS: &[ConfigKey] = &[
         false,
         "Retry on failure.",
     ),
+    DELAY_KEY,
 ];
 const CONDITION_KEYS: &[ConfigKey] = &[
     key(
@@ -342,6 +355,7 @@ const CONDITION_KEYS: &[ConfigKey] = &[
         false,
         "Event when no case matches (with cases).",
     ),
+    DELAY_KEY,
 ];
 const AI_AGENT_KEYS: &[ConfigKey] = &[
     key("prompt", "string", true, "Task prompt (templated)."),
@@ -352,6 +366,7 @@ const AI_AGENT_KEYS: &[ConfigKey] = &[
         false,
         "System / persona text (templated).",
     ),
+    DELAY_KEY,
 ];
 const AI_JUDGE_KEYS: &[ConfigKey] = &[
     key("prompt", "string", true, "Question to judge (templated)."),
@@ -368,6 +383,7 @@ const AI_JUDGE_KEYS: &[ConfigKey] = &[
         false,
         "Invalid responses tolerated before failing (default 3).",
     ),
+    DELAY_KEY,
 ];
 const CONSENSUS_KEYS: &[ConfigKey] = &[
     key(
@@ -419,6 +435,7 @@ const CONSENSUS_KEYS: &[ConfigKey] = &[
         false,
         "most_consistent aggregator overrides.",
     ),
+    DELAY_KEY,
 ];
 const ROUND_ROBIN_KEYS: &[ConfigKey] = &[
     key(
@@ -448,6 +465,7 @@ const ROUND_ROBIN_KEYS: &[ConfigKey] = &[
         "Re-judge matchups whose margin is below this (101 = all).",
     ),
     key("maxCandidates", "integer 2..16", false, "Default 8."),
+    DELAY_KEY,
 ];
 const MAP_KEYS: &[ConfigKey] = &[
     key(
@@ -482,6 +500,7 @@ const MAP_KEYS: &[ConfigKey] = &[
         false,
         "Branches that must succeed (default 1).",
     ),
+    DELAY_KEY,
 ];
 const HUMAN_KEYS: &[ConfigKey] = &[
     key(
@@ -492,11 +511,13 @@ const HUMAN_KEYS: &[ConfigKey] = &[
     ),
     key("labels", "map transition→text", false, "Option texts."),
     key("allowComment", "boolean", false, "Default true."),
+    DELAY_KEY,
 ];
 const SUBWORKFLOW_KEYS: &[ConfigKey] = &[
     key("workflow", "string", true, "Id of the child workflow."),
     key("source", "global | repo", false, "Default: repo first."),
     key("inputs", "map input→template", false, "Child inputs."),
+    DELAY_KEY,
 ];
 
 impl NodeType {

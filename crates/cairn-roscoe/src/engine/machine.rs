@@ -90,6 +90,18 @@ impl Engine<'_> {
                 format!("Run is {}.", self.run.status.as_str()),
             ));
         }
+        if let Some(until) = self.run.delayed_until() {
+            let node = self.run.open.as_ref().map_or("", |open| open.node_id.as_str());
+            return Err(Rejection::new(
+                "not_paused",
+                format!(
+                    "run {} has no pending step: it waits until {} before node '{node}' starts (its delayMs), then \
+                     goes on by itself; call get_run_status after that",
+                    self.run.id,
+                    crate::clock::rfc3339(until)
+                ),
+            ));
+        }
         let Some(pending) = pending.filter(|_| self.run.status == RunStatus::Paused) else {
             return Err(Rejection::new(
                 "not_paused",
@@ -253,13 +265,17 @@ impl Engine<'_> {
                 .insert(node.id.clone(), visits + 1);
             let open = self.node_run(node, visits + 1);
             self.run.open = Some(open);
+            if let Some(ms) = node.delay_ms() {
+                self.start_delay(ms);
+                continue;
+            }
             let step = self.enter(node);
             self.settle(step);
         }
     }
 
     /// Starts executing `node` (the open node run is already there).
-    fn enter(&mut self, node: &Node) -> Step {
+    pub(super) fn enter(&mut self, node: &Node) -> Step {
         match node.kind {
             NodeType::Condition => Step::Done(condition::evaluate(self, node)),
             NodeType::Script => match script::job(self, node) {

@@ -266,10 +266,39 @@ fn an_unanswered_human_step_takes_its_timeout_transition() {
     let r = check(&run(yaml, json!({})), Event::Start).run;
     assert_eq!(r.pending.as_ref().unwrap().valid_transitions, ["go"], "timeout is not a choice");
     let open = r.open.as_ref().unwrap().id.clone();
-    let stale = Event::StepTimedOut { node_run_id: "other".into() };
+    let stale = Event::TimerFired { node_run_id: "other".into() };
     assert_eq!(apply(&r, stale, &mut TestEnv { next: 0 }).unwrap_err().code, "stale_step");
-    let timed_out = check(&r, Event::StepTimedOut { node_run_id: open });
+    let timed_out = check(&r, Event::TimerFired { node_run_id: open });
     assert_eq!(timed_out.run.status, RunStatus::Failed);
     assert_eq!(timed_out.run.error_code.as_deref(), Some("routed_to_fail"));
     assert_eq!(timed_out.records[0].event.as_deref(), Some("timeout"));
+}
+
+#[test]
+fn a_delay_pauses_before_its_node_starts_and_its_timer_starts_it() {
+    let yaml = "name: t\ninitial: wait\nnodes:\n  wait:\n    type: condition\n    config: { expression: 'true', delayMs: 5000 }\n    transitions: { 'true': ask, 'false': $fail }\n  ask:\n    type: human\n    config: { prompt: go?, delayMs: 2000 }\n    transitions: { go: $end }\n";
+    let r = check(&run(yaml, json!({})), Event::Start).run;
+    assert_eq!(r.status, RunStatus::Paused);
+    assert!(r.pending.is_none(), "a delay is no step for the host");
+    assert_eq!(r.delayed_until(), Some(6_000));
+    let open = r.open.as_ref().unwrap().id.clone();
+    let answer = Answer::Human {
+        transition: "go".into(),
+        comment: None,
+        decided_by: "mcp".into(),
+        principal: "Ada".into(),
+    };
+    let early = apply(&r, Event::Answer { node_id: None, answer }, &mut TestEnv { next: 0 }).unwrap_err();
+    assert_eq!(early.code, "not_paused");
+    assert!(early.message.contains("delayMs") && early.message.contains("'wait'"), "{}", early.message);
+    // The condition ran when its delay ended, and the next node waits out its own before its human step.
+    let next = check(&r, Event::TimerFired { node_run_id: open });
+    assert_eq!(next.records[0].event.as_deref(), Some("true"));
+    assert_eq!(next.run.status, RunStatus::Paused);
+    assert!(next.run.pending.is_none());
+    assert_eq!(next.run.open.as_ref().unwrap().node_id, "ask");
+    let open = next.run.open.as_ref().unwrap().id.clone();
+    let asked = check(&next.run, Event::TimerFired { node_run_id: open });
+    assert_eq!(asked.run.pending.as_ref().unwrap().node_id, "ask");
+    assert_eq!(asked.run.delayed_until(), None);
 }

@@ -2,18 +2,17 @@
 //! a lease the process renews; a run whose process is gone, or whose lease ran out, has lost its runner. The next
 //! process that looks at its tree finds it here ([`Overdue`]) and fails it (`runner_lost`) — a script is never
 //! re-executed; the model calls of a server-executed run are made again instead (they change nothing outside the run).
-//! Human steps left unanswered past their node's `timeoutMs` fall due the same way.
+//! Delays that are over and human steps left unanswered past their node's `timeoutMs` fall due the same way.
 
 use std::time::Duration;
 
 use cairn_store::runs::{self as rows, RunRow};
 use cairn_store::{Backend, Store};
 
-use super::Runs;
-use super::processes;
+use super::convert::run_from_row;
+use super::{Runs, processes, timers};
 use crate::clock::now_ms;
 use crate::definition::NodeType;
-use crate::engine::PendingStep;
 use crate::error::Error;
 
 /// How long a running run's claim lasts without renewal.
@@ -26,7 +25,7 @@ const RENEW_EVERY: Duration = Duration::from_secs(10);
 pub(super) struct Overdue {
     /// Running runs whose process is gone.
     pub(super) lost: Vec<String>,
-    /// Human steps past their timeout: (run, paused node run).
+    /// Delays that are over and human steps past their timeout: (run, paused node run).
     pub(super) timed_out: Vec<(String, String)>,
 }
 
@@ -37,30 +36,29 @@ impl Runs {
         row.lease_expires_at = Some(now + LEASE_MS);
     }
 
-    /// What has fallen due in `tree` (as read): lost runners, and human steps unanswered past their node's
-    /// `timeoutMs`.
+    /// What has fallen due in `tree` (as read): lost runners, delays that are over, and human steps unanswered past
+    /// their node's `timeoutMs`.
     pub(super) async fn overdue(&self, tree: &[RunRow]) -> Result<Overdue, Error> {
         let mut due = Overdue::default();
         let mut conn = None;
-        for row in tree.iter().filter(|r| r.status == "paused") {
-            let Some(step) = row.pending_step.as_deref().and_then(|p| serde_json::from_str::<PendingStep>(p).ok())
-            else {
-                continue;
-            };
+        for row in tree.iter().filter(|r| r.status == "paused" && r.awaiting_child_run_id.is_none()) {
             let (workflow, _) = self.inner.snapshots.decode(&row.workflow_id, &row.workflow_snapshot)?;
-            let Some(timeout) =
-                workflow.node(&step.node_id).filter(|n| n.kind == NodeType::Human).and_then(|n| n.timeout_ms)
-            else {
+            let Some(node) = row.current_node_id.as_deref().and_then(|id| workflow.node(id)) else {
                 continue;
             };
+            if node.delay_ms().is_none() && (node.kind != NodeType::Human || node.timeout_ms.is_none()) {
+                continue;
+            }
             let conn = match &mut conn {
                 Some(conn) => conn,
                 None => conn.insert(self.inner.store.read().await?),
             };
-            if let Some(open) = rows::open_node_run(conn, &row.id).await?
-                && now_ms() >= open.started_at + timeout as i64
+            let open = rows::open_node_run(conn, &row.id).await?;
+            let run = run_from_row(row, open.as_ref(), &self.inner.snapshots)?;
+            if let Some(open) = &run.open
+                && timers::due_at(&run, open).is_some_and(|at| now_ms() >= at)
             {
-                due.timed_out.push((row.id.clone(), open.id));
+                due.timed_out.push((row.id.clone(), open.id.clone()));
             }
         }
         due.lost = tree.iter().filter(|r| self.is_lost(r)).map(|r| r.id.clone()).collect();

@@ -96,17 +96,25 @@ impl Runs {
     /// The AdvanceResult of `tree` — read afresh when the tree is stale.
     pub(super) async fn result(&self, tree: &Tree, scope: &Scope) -> Result<AdvanceResult, Error> {
         let (url, note) = self.link(&tree.root_id, scope);
-        let mut result = if tree.stale {
+        let read;
+        let rows = if tree.stale {
             let mut conn = self.inner.store.read().await?;
-            let rows = rows::runs_in_tree(&mut conn, &tree.root_id).await?;
-            if rows.is_empty() {
+            read = rows::runs_in_tree(&mut conn, &tree.root_id).await?;
+            if read.is_empty() {
                 return Err(Error::run_not_found());
             }
-            view::advance_result(&rows, &tree.root_id, &url)
+            &read
         } else {
-            view::advance_result(&tree.rows, &tree.root_id, &url)
+            &tree.rows
         };
+        let mut result = view::advance_result(rows, &tree.root_id, &url);
         result.url_note = note;
+        if result.status == "paused" && result.pending_step.is_none() {
+            let waiting = view::deepest(rows, &tree.root_id);
+            if waiting.awaiting_child_run_id.is_none() {
+                result.resumes_at = self.timer_due_at(&waiting.id).await?.map(crate::clock::rfc3339);
+            }
+        }
         Ok(result)
     }
 }

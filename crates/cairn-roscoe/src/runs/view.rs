@@ -29,6 +29,9 @@ pub struct AdvanceResult {
     /// server's timer, `get_run_status` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_at: Option<String>,
+    /// While paused waiting out a node's `delayMs` (no pending step): when the run goes on by itself (RFC 3339).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumes_at: Option<String>,
     /// The run output, once completed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<Value>,
@@ -194,6 +197,7 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
         url_note: None,
         pending_step,
         timeout_at: None,
+        resumes_at: None,
         output: (root.status == "completed")
             .then(|| root.output.as_deref().and_then(|o| serde_json::from_str(o).ok()))
             .flatten(),

@@ -65,6 +65,10 @@ pub(super) async fn drive(ctx: &Ctx, run_id: &str, first: Action, mode: Mode) ->
                 wait_for_change(ctx, run_id).await?;
                 action = Action::Look;
             }
+            ("paused", None) if result.resumes_at.is_some() => {
+                wait_for_delay(ctx, run_id, result.resumes_at.as_deref().unwrap_or_default()).await?;
+                action = Action::Look;
+            }
             ("paused", Some(step))
                 if mode == Mode::Ask && step.node_type == "human" && std::io::stdin().is_terminal() =>
             {
@@ -111,6 +115,18 @@ async fn act(ctx: &Ctx, run_id: &str, action: Action) -> Result<(AdvanceResult, 
         _ = tokio::signal::ctrl_c() => std::process::exit(i32::from(exit::INTERRUPTED)),
     }
     ctx.runs.get_run_status(&ctx.scope, run_id).await.map(|r| (r, true))
+}
+
+/// Waits out a node's `delayMs` in run `run_id`: until `until` (RFC 3339), when the next look at the run fires its
+/// timer here, or until the tree changes first (a server fired it); Ctrl-C stops watching.
+async fn wait_for_delay(ctx: &Ctx, run_id: &str, until: &str) -> anyhow::Result<()> {
+    let due = chrono::DateTime::parse_from_rfc3339(until).map(|t| t.timestamp_millis()).unwrap_or_default();
+    let left = u64::try_from(due - chrono::Utc::now().timestamp_millis()).unwrap_or(0);
+    ctx.out.note(&format!("⏳ Run {run_id} waits until {until} before its next step (delayMs)"));
+    tokio::select! {
+        changed = wait_for_change(ctx, run_id) => changed,
+        () = tokio::time::sleep(std::time::Duration::from_millis(left + 5)) => Ok(()),
+    }
 }
 
 /// Waits until run `run_id`'s tree changes (another process drives it); Ctrl-C stops watching.
@@ -170,6 +186,10 @@ fn waiting(ctx: &Ctx, result: &AdvanceResult) -> String {
     let (id, url, flags) = (&result.run_id, &result.url, ctx.scope_flags());
     let mark = ctx.out.paint(Paint::Yellow, "⏸");
     let Some(step) = &result.pending_step else {
+        if let Some(at) = &result.resumes_at {
+            return format!("{mark} Run {id} waits until {at} before its next step (delayMs); it goes on by itself \
+                            while a `cairn serve` or `roscoe mcp` of this database runs. Follow it at {url}");
+        }
         return format!("{mark} Run {id} is paused. Follow it at {url}");
     };
     let node = &step.node_id;

@@ -1,5 +1,6 @@
 //! Durable timers: a human step's `timeoutMs` takes its `timeout` route on time on a `cairn serve` that nobody
-//! calls, once after a SIGKILL and restart across its due time, and once when two nodes on PostgreSQL both watch it.
+//! calls, once after a SIGKILL and restart across its due time, and once when two nodes on PostgreSQL both watch it;
+//! a node's `delayMs` holds the run, then the node starts on its own, once, across a kill too.
 //! The runs are observed through `list_runs`, which reads rows and fires nothing itself.
 
 use std::time::{Duration, Instant};
@@ -123,4 +124,64 @@ async fn two_nodes_watching_one_timer_fire_it_once() {
     }
     first.close().await;
     second.close().await;
+}
+
+/// A wait before a step: `delayMs` on a condition that then ends the run.
+fn pause(delay_ms: u64) -> String {
+    format!(
+        "name: pause\ninitial: later\nnodes:\n  later:\n    type: condition\n    \
+         config: {{ expression: 'true', delayMs: {delay_ms} }}\n    transitions: {{ 'true': $end, 'false': $fail }}\n"
+    )
+}
+
+/// The visits of node `node_id` in `run_id`'s history.
+async fn visits(client: &Client, run_id: &str, node_id: &str) -> Vec<Value> {
+    let history = client.ok("get_run_history", json!({"global": true, "run_id": run_id})).await;
+    history["nodes"].as_array().unwrap().iter().filter(|n| n["nodeId"] == node_id).cloned().collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_delay_holds_the_run_and_its_node_starts_on_its_own_once_across_a_kill() {
+    let cluster = Cluster::any();
+    let dir = cluster.home("a").join("workflows");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pause.yaml"), pause(2000)).unwrap();
+    let mut a = cluster.node("a").await;
+    let client = Client::http(&a.url("/roscoe/mcp"), None).await;
+    let begun = Instant::now();
+    let started = client.ok("start_workflow", json!({"global": true, "id": "pause"})).await;
+    assert_eq!(started["status"], "paused", "{started}");
+    assert!(started.get("pendingStep").is_none(), "a delay is no step for the host: {started}");
+    assert!(started["resumesAt"].as_str().is_some_and(|t| t.ends_with('Z')), "it says when: {started}");
+    let run_id = started["runId"].as_str().unwrap().to_owned();
+    let early = client.ok("advance_run", json!({"global": true, "run_id": run_id, "response": "x"})).await;
+    assert_eq!(early["code"], "not_paused", "{early}");
+    assert!(early["error"].as_str().unwrap_or_default().contains("delayMs"), "{early}");
+
+    let (status, took) = settled(&client, &run_id, begun).await;
+    assert_eq!(status, "completed");
+    assert!(took >= Duration::from_millis(2000), "not before its time: {took:?}");
+    println!("the delayed node started {took:?} after the run (delayMs 2000)");
+    assert_eq!(visits(&client, &run_id, "later").await.len(), 1);
+
+    // Killed while a run waits; its time passes while no server runs; the restarted server starts the node once.
+    let started = client.ok("start_workflow", json!({"global": true, "id": "pause"})).await;
+    let run_id = started["runId"].as_str().unwrap().to_owned();
+    client.close().await;
+    a.signal("KILL");
+    a.exited().await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let again = cluster.node("a").await;
+    let client = Client::http(&again.url("/roscoe/mcp"), None).await;
+    let (status, _) = settled(&client, &run_id, Instant::now()).await;
+    assert_eq!(status, "completed");
+    let visited = visits(&client, &run_id, "later").await;
+    assert_eq!(visited.len(), 1, "{visited:?}");
+    assert_eq!(visited[0]["event"], "true", "{visited:?}");
+
+    // test_workflow does not keep time: an hour's delay is skipped.
+    std::fs::write(cluster.home("a").join("workflows/pause.yaml"), pause(3_600_000)).unwrap();
+    let tested = client.ok("test_workflow", json!({"global": true, "id": "pause", "timeout_ms": 60000})).await;
+    assert_eq!(tested["ok"], true, "{tested}");
+    client.close().await;
 }

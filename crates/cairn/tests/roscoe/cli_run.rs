@@ -224,3 +224,15 @@ async fn a_run_started_in_the_terminal_is_answered_in_cairn_serve() {
     let review = history["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "review").unwrap();
     assert_eq!(review["output"]["decidedBy"], "web");
 }
+
+#[tokio::test]
+async fn roscoe_run_waits_out_a_delay_and_goes_on() {
+    let env = Env::new();
+    let repo = env.repo("project");
+    let pause = "name: pause\ninitial: later\nnodes:\n  later:\n    type: condition\n    config: { expression: 'true', delayMs: 1500 }\n    transitions: { 'true': $end, 'false': $fail }\n";
+    write_workflow(&repo, "pause", pause);
+    let done = env.roscoe(&repo, &["run", "pause", "--json"]).await;
+    assert_eq!(done.code, 0, "{done:?}");
+    assert_eq!(done.json()["status"], "completed", "{done:?}");
+    assert!(done.stderr.contains("waits until") && done.stderr.contains("delayMs"), "{}", done.stderr);
+}
