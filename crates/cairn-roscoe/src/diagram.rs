@@ -436,6 +436,7 @@ mod tests {
             execution: None,
             budget: None,
             nodes,
+            triggers: Vec::new(),
         }
     }
 

@@ -29,7 +29,6 @@ mod condition;
 mod consensus;
 mod envelope;
 mod handback;
-mod inputs;
 mod map;
 mod render;
 mod lifecycle;
@@ -43,8 +42,8 @@ use serde_json::{Map, Value, json};
 
 use crate::definition::{Node, Target};
 
+pub use crate::definition::validate_inputs;
 pub use delay::DELAY_PHASE;
-pub use inputs::validate_inputs;
 pub use script::{Program, RetryPolicy, ScriptJob, ScriptResult};
 pub use server::{MAX_SERVER_ROUNDS, ModelJob};
 pub use state::{

@@ -7,6 +7,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::trigger::Trigger;
+
 /// Names that cannot be node ids: they are template roots or reserved for later use.
 pub const RESERVED_NODE_IDS: &[&str] = &["input", "run", "item", "index", "results", "env"];
 
@@ -41,6 +43,9 @@ pub struct Workflow {
     pub budget: Option<Value>,
     /// The nodes, in file order.
     pub nodes: Vec<Node>,
+    /// What starts runs besides a caller (schedules, intervals, webhooks), in file order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<Trigger>,
 }
 
 impl Workflow {

@@ -14,6 +14,7 @@ use super::model::{
     Input, InputType, Node, NodeType, RESERVED_NODE_IDS, Target, Transition, Workflow,
 };
 use super::schema;
+use super::trigger_check;
 
 static ID: LazyLock<Regex> =
     LazyLock::new(|| Regex::new("^[a-z0-9][a-z0-9_-]{0,63}$").expect("valid regex"));
@@ -117,7 +118,10 @@ pub(crate) fn parse(text: &str, id: Option<&str>) -> Result<(Workflow, Document)
     if !found.is_empty() {
         return Err(found.into_iter().map(|d| locate(d, &doc)).collect());
     }
-    Ok((build(id, &doc.value), doc))
+    let mut workflow = build(id, &doc.value);
+    workflow.triggers =
+        trigger_check::read(&doc.value, &workflow).map_err(|found| found.into_iter().map(|d| locate(d, &doc)).collect::<Vec<_>>())?;
+    Ok((workflow, doc))
 }
 
 /// Fills line and column from the document.
@@ -207,6 +211,7 @@ fn build(id: String, value: &Value) -> Workflow {
         execution: text(value, "execution"),
         budget: value.get("budget").cloned(),
         nodes,
+        triggers: Vec::new(),
     }
 }
 

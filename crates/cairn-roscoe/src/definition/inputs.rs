@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::definition::{InputType, Workflow};
+use super::model::{InputType, Workflow};
 
 /// The run input with defaults applied, or every problem in one message.
 pub fn validate_inputs(workflow: &Workflow, given: Option<&Value>) -> Result<Value, String> {
