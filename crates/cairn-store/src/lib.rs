@@ -21,6 +21,7 @@ pub mod dialect;
 mod lane;
 pub mod observe;
 pub mod runs;
+pub mod schedules;
 pub mod sessions;
 mod sqlite_file;
 mod stats;
