@@ -38,6 +38,7 @@ mod test_runner;
 mod timers;
 mod tree;
 mod view;
+pub mod webhook;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
