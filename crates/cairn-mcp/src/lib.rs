@@ -20,6 +20,7 @@
 pub mod access;
 pub mod args;
 pub mod describe;
+pub mod elicit;
 mod drain;
 mod error_fit;
 pub mod envelope;

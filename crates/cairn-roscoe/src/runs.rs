@@ -11,6 +11,7 @@
 //! waits on a human. The call's result comes from the tree its own writes kept up to date. [`prepare`] makes new
 //! runs; [`view`] shapes what the tools return.
 
+mod ask_person;
 mod budget;
 mod calls;
 mod context_file;
@@ -63,6 +64,7 @@ use definition_cache::DefinitionCache;
 use effects::Executor;
 use tree::Tree;
 
+pub use ask_person::AskPerson;
 pub use followed::{NodeState, following};
 pub use start::{StartOptions, StartRequest};
 pub use test_runner::{RunFailure, TestOutcome, TestRequest};

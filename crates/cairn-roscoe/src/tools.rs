@@ -58,6 +58,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use cairn_mcp::access::{Access, Denied, Scope as Needs};
+use cairn_mcp::elicit::{Answered, Asker, Question};
 use cairn_mcp::envelope;
 use cairn_mcp::registry::{Call, Registry, Surface, ToolEntry};
 use rmcp::model::{
@@ -73,10 +74,10 @@ use serde_json::{Value, json};
 
 use crate::actor::Actor;
 use crate::brief;
-use crate::engine::Answer;
+use crate::engine::{Answer, PendingStep};
 use crate::error::Error;
 use crate::reach::Reach;
-use crate::runs::Runs;
+use crate::runs::{AskPerson, Runs};
 use crate::scope::Scope;
 use crate::service::{Body, Service};
 use crate::source::Source;
@@ -244,9 +245,21 @@ impl RoscoeServer {
 
     /// Answers the pending step of run `run_id` with `answer`; with `node_id`, only while that node is the one
     /// pending (`stale_step` otherwise).
-    async fn advance(&self, scope: ScopeArgs, run_id: String, node_id: Option<String>, answer: Answer) -> CallToolResult {
-        self.run_tree(scope, move |runs, scope| async move { runs.advance(&scope, &run_id, node_id, answer).await })
-            .await
+    /// Then, for a run started with `ask_person`, the human steps it reaches go to the person ([`FormAsker`]).
+    async fn advance(
+        &self,
+        call: &Call<'_>,
+        scope: ScopeArgs,
+        run_id: String,
+        node_id: Option<String>,
+        answer: Answer,
+    ) -> CallToolResult {
+        let (asker, actor) = (FormAsker::of(call.context), actor(call.access));
+        self.run_tree(scope, move |runs, scope| async move {
+            let result = runs.advance(&scope, &run_id, node_id, answer).await?;
+            runs.ask_person(&scope, result, asker.as_ref(), &actor).await
+        })
+        .await
     }
 
     /// [`run_runs`](Self::run_runs) for a tool that answers the AdvanceResult, made brief for this session.
@@ -258,6 +271,32 @@ impl RoscoeServer {
     {
         let result = self.run_runs(scope, operation).await;
         reshaped(result, |value| brief::advance_result(value, &self.url_note_shown))
+    }
+}
+
+/// A run's human steps asked through the calling client's form (MCP elicitation), for runs started with
+/// `ask_person` ([`Runs::ask_person`]): the step's question, its choices by their labels, a comment unless the node
+/// forbids one.
+pub(crate) struct FormAsker(Asker);
+
+impl FormAsker {
+    /// The asker of the client of request `context`, when it can show a form.
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Option<FormAsker> {
+        Asker::of(context).map(FormAsker)
+    }
+}
+
+impl AskPerson for FormAsker {
+    async fn ask(&self, step: &PendingStep) -> Result<(String, Option<String>), String> {
+        let label = |event: &str| step.transitions.iter().find(|t| t.event == event).and_then(|t| t.label.clone());
+        let choices =
+            step.valid_transitions.iter().map(|e| (e.clone(), label(e).unwrap_or_else(|| e.clone()))).collect();
+        let message = step.prompt.split("\n\nOptions:\n").next().unwrap_or_default().to_owned();
+        let question = Question { message, choices, comment: step.allow_comment != Some(false) };
+        match self.0.ask(&question).await {
+            Answered::Chose { choice, comment } => Ok((choice, comment)),
+            Answered::Nothing(why) => Err(why),
+        }
     }
 }
 
@@ -279,10 +318,10 @@ pub(crate) fn entries() -> Vec<ToolEntry<RoscoeServer>> {
         tool!(get_workflow_diagram, READ, args),
         tool!(start_workflow, RUN, call, progress),
         tool!(get_run_status, READ, args),
-        tool!(advance_run, RUN, args, progress),
-        tool!(advance_consensus, RUN, args, progress),
-        tool!(advance_round_robin, RUN, args, progress),
-        tool!(advance_map, RUN, args, progress),
+        tool!(advance_run, RUN, call, progress),
+        tool!(advance_consensus, RUN, call, progress),
+        tool!(advance_round_robin, RUN, call, progress),
+        tool!(advance_map, RUN, call, progress),
         tool!(resume_run, RUN, call, progress),
         tool!(cancel_run, RUN, call),
         tool!(retry_run, RUN, call, progress),

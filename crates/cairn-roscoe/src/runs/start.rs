@@ -53,6 +53,8 @@ pub struct StartOptions {
     pub budget: Option<Budget>,
     /// Drive a server-executed run in this call until it stops, instead of in the background.
     pub wait: bool,
+    /// Its human steps go to the person through the calling client's form (elicitation), when it has one.
+    pub ask_person: bool,
 }
 
 /// A run just made by [`Runs::create_started`], before anything of it runs.
@@ -132,6 +134,9 @@ impl Runs {
             if let Some(billing) = &set.billing {
                 host["billing"] = billing.as_str().into();
             }
+        }
+        if options.ask_person {
+            host["askPerson"] = true.into();
         }
         row.host = Some(host.to_string());
         row.execution = execution.as_str().to_owned();

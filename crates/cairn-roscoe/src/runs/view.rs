@@ -29,6 +29,9 @@ pub struct AdvanceResult {
     /// server's timer, `get_run_status` only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_at: Option<String>,
+    /// Whether the run was started with `ask_person`: its human steps go to the person through the client's form.
+    #[serde(skip)]
+    pub ask_person: bool,
     /// While paused waiting out a node's `delayMs` (no pending step): when the run goes on by itself (RFC 3339).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resumes_at: Option<String>,
@@ -180,12 +183,8 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
     let fanout = pending_step
         .as_ref()
         .is_some_and(|p| matches!(p.node_type.as_str(), "consensus" | "round_robin" | "map"));
-    let host_hint = root
-        .host
-        .as_deref()
-        .and_then(|h| serde_json::from_str::<Value>(h).ok())
-        .filter(|_| fanout)
-        .and_then(|h| host_hint(&h));
+    let host = root.host.as_deref().and_then(|h| serde_json::from_str::<Value>(h).ok());
+    let host_hint = host.as_ref().filter(|_| fanout).and_then(host_hint);
     let mut cost = Cost::default();
     for row in tree {
         cost.add(run_cost(row));
@@ -197,6 +196,7 @@ pub(crate) fn advance_result(tree: &[RunRow], root_id: &str, url: &str) -> Advan
         url_note: None,
         pending_step,
         timeout_at: None,
+        ask_person: host.as_ref().is_some_and(|h| h["askPerson"] == true),
         resumes_at: None,
         output: (root.status == "completed")
             .then(|| root.output.as_deref().and_then(|o| serde_json::from_str(o).ok()))

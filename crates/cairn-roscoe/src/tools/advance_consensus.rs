@@ -1,6 +1,7 @@
 //! `advance_consensus`: the raw responses of every subagent of a pending consensus phase.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
@@ -22,12 +23,12 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("advance_consensus", args) {
+pub(crate) async fn call(server: &RoscoeServer, mut call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("advance_consensus", call.args.take()) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let scope = params.scope();
     let answer = Answer::Consensus { responses: params.responses };
-    server.advance(scope, params.run_id, params.node_id, answer).await
+    server.advance(&call, scope, params.run_id, params.node_id, answer).await
 }

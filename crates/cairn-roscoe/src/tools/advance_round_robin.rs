@@ -1,6 +1,7 @@
 //! `advance_round_robin`: the resolve result or a wave of matchup verdicts of a pending round_robin step.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Map, Value};
 
 use super::{RoscoeServer, object_tool, parse};
@@ -27,12 +28,12 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("advance_round_robin", args) {
+pub(crate) async fn call(server: &RoscoeServer, mut call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("advance_round_robin", call.args.take()) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let scope = params.scope();
     let answer = Answer::RoundRobin { verdicts: params.verdicts, result: params.result };
-    server.advance(scope, params.run_id, params.node_id, answer).await
+    server.advance(&call, scope, params.run_id, params.node_id, answer).await
 }

@@ -1,6 +1,7 @@
 //! `advance_run`: the host's answer to a pending ai_agent or ai_judge step.
 
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use cairn_mcp::registry::Call;
+use rmcp::model::{CallToolResult, Tool};
 
 use super::{RoscoeServer, object_tool, parse};
 use crate::engine::Answer;
@@ -29,12 +30,12 @@ pub(crate) fn tool() -> Tool {
     )
 }
 
-pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> CallToolResult {
-    let params = match parse::<Params>("advance_run", args) {
+pub(crate) async fn call(server: &RoscoeServer, mut call: Call<'_>) -> CallToolResult {
+    let params = match parse::<Params>("advance_run", call.args.take()) {
         Ok(params) => params,
         Err(error) => return error,
     };
     let scope = params.scope();
     let answer = Answer::Response { response: params.response, failed: params.failed.unwrap_or(false) };
-    server.advance(scope, params.run_id, params.node_id, answer).await
+    server.advance(&call, scope, params.run_id, params.node_id, answer).await
 }

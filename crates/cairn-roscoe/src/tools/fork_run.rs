@@ -30,10 +30,11 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
         Ok(params) => params,
         Err(error) => return error,
     };
-    let actor = super::actor(call.access);
+    let (asker, actor) = (super::FormAsker::of(call.context), super::actor(call.access));
     server
         .run_tree(params.scope(), move |runs, scope| async move {
-            runs.fork_run(&scope, &params.run_id, &params.from_node_id, &actor).await
+            let result = runs.fork_run(&scope, &params.run_id, &params.from_node_id, &actor).await?;
+            runs.ask_person(&scope, result, asker.as_ref(), &actor).await
         })
         .await
 }

@@ -34,10 +34,12 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
         Err(error) => return error,
     };
     let scope = params.scope();
-    let actor = super::actor(call.access);
+    let (asker, actor) = (super::FormAsker::of(call.context), super::actor(call.access));
     server
         .run_tree(scope, move |runs, scope| async move {
-            runs.resume(&scope, &params.run_id, params.node_id, params.transition, params.comment, &actor).await
+            let result =
+                runs.resume(&scope, &params.run_id, params.node_id, params.transition, params.comment, &actor).await?;
+            runs.ask_person(&scope, result, asker.as_ref(), &actor).await
         })
         .await
 }

@@ -4,7 +4,7 @@ use cairn_mcp::registry::Call;
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::Value;
 
-use super::{BudgetArg, ExecutionArg, RoscoeServer, SourceArg, object_tool, parse, source};
+use super::{BudgetArg, ExecutionArg, FormAsker, RoscoeServer, SourceArg, object_tool, parse, source};
 use crate::runs::{StartOptions, StartRequest};
 
 super::scoped_params! {
@@ -24,6 +24,9 @@ super::scoped_params! {
         /// Server model calls' cap over the run tree.
         #[serde(default)]
         budget: Option<BudgetArg>,
+        /// Ask human steps in my form (elicitation).
+        #[serde(default)]
+        ask_person: Option<bool>,
     }
 }
 
@@ -32,7 +35,7 @@ pub(crate) fn tool() -> Tool {
         "start_workflow",
         "Starts a run and drives it to its first pause or end: the AdvanceResult, with `narration` for the user. \
          Answer its `pendingStep` with the advance_* tool of its nodeType; a human step goes to the user, never \
-         resumed autonomously. Errors: not_found, invalid_config, integrity_error, invalid_input.",
+         resumed autonomously.",
     )
 }
 
@@ -45,6 +48,8 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
     };
     let source = source(params.source);
     let actor = super::actor(call.access);
+    let ask_person = params.ask_person.unwrap_or(false);
+    let asker = FormAsker::of(call.context).filter(|_| ask_person);
     server
         .run_tree(params.scope(), move |runs, scope| async move {
             let options = StartOptions {
@@ -52,10 +57,13 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
                 execution: params.execution.map(Into::into),
                 budget: params.budget.map(Into::into),
                 wait: false,
+                ask_person,
             };
             let input = params.input.as_ref();
             let start = StartRequest { scope: &scope, id: &params.id, source, input, actor: &actor };
-            runs.start_workflow_with(start, options).await
+            let mut started = runs.start_workflow_with(start, options).await?;
+            started.result = runs.ask_person(&scope, started.result, asker.as_ref(), &actor).await?;
+            Ok(started)
         })
         .await
 }

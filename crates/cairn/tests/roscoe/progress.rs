@@ -13,7 +13,7 @@ use crate::support::*;
 const SLOW: &str = "name: slow\ninitial: build\nnodes:\n  build:\n    type: script\n    config: { command: \"sleep 6; echo built\" }\n    transitions: { success: ship, failure: $fail }\n  ship:\n    type: human\n    config: { prompt: Ship? }\n    transitions: { go: $end }\n";
 
 /// The venv's Python with `mcp`, or `None` (outside CI) when it is not installed.
-fn python() -> Option<std::path::PathBuf> {
+pub fn python() -> Option<std::path::PathBuf> {
     let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-venv/bin/python");
     if python.is_file() {
         return Some(python);
