@@ -23,6 +23,7 @@ mod followed;
 mod fork;
 mod launch;
 mod lease;
+mod notify;
 pub mod observe;
 mod processes;
 mod prepare;
@@ -68,6 +69,7 @@ pub use ask_person::AskPerson;
 pub use followed::{NodeState, following};
 pub use start::{StartOptions, StartRequest};
 pub use test_runner::{RunFailure, TestOutcome, TestRequest};
+pub use notify::{Delivery, DeliveryAttempt, EVENT_HEADER};
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
 /// The audit subject of a run tree: `run:<root id>`.
@@ -103,6 +105,8 @@ struct Inner {
     server_slots: Arc<tokio::sync::Semaphore>,
     /// Run trees (by root id) with model calls in flight here, and the switch that abandons them.
     inflight: Mutex<HashMap<String, tokio::sync::watch::Sender<bool>>>,
+    /// Where run notifications go: the global `roscoe.yaml`'s `notify` targets, read once at start.
+    notify: Vec<notify::targets::NotifyTarget>,
 }
 
 /// What `list_runs` selects.
@@ -127,8 +131,10 @@ impl Runs {
     /// which are gone left behind.
     pub fn new(store: Store, service: Service) -> Self {
         context_file::sweep(service.home());
-        // The server-wide limit comes from the home's roscoe.yaml, read once.
-        let limits = settings::Settings::read(service.home(), None).map(|s| s.calls).unwrap_or_default();
+        // The server-wide limit and the notification targets come from the home's roscoe.yaml, read once (a file
+        // that cannot be used starts no run, and says so then).
+        let global = settings::Settings::read(service.home(), None).ok();
+        let limits = global.as_ref().map(|s| s.calls).unwrap_or_default();
         Runs {
             inner: Arc::new(Inner {
                 store,
@@ -138,6 +144,7 @@ impl Runs {
                 pid: std::process::id(),
                 server_slots: Arc::new(tokio::sync::Semaphore::new(limits.per_server)),
                 inflight: Mutex::new(HashMap::new()),
+                notify: global.map(|s| s.notify).unwrap_or_default(),
             }),
         }
     }

@@ -11,6 +11,7 @@ mod editor;
 mod home;
 mod paging;
 mod run_form;
+mod run_notifications;
 mod runs;
 mod sessions;
 mod settings;

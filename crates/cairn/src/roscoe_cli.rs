@@ -159,10 +159,13 @@ async fn mcp(options: GlobalOptions, tools: Option<&str>) -> anyhow::Result<()> 
             Err(error) => tracing::warn!("could not sweep orphaned test runs: {error}"),
         }
     }
-    // While it serves, its runs' timers fire on time too (as every `cairn serve` of the database does).
+    // While it serves, its runs' timers fire on time and their notifications go out, as every `cairn serve` of the
+    // database does.
     let timers = runs.keep_time();
+    let notifications = runs.keep_notifying();
     let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone()).offering(groups)).await;
     timers.abort();
+    notifications.abort();
     runs.store().close().await;
     Ok(served?)
 }

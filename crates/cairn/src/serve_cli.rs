@@ -82,6 +82,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     });
     // Human steps left unanswered take their timeout route on time, whether or not anyone reads the run.
     runs.keep_time();
+    // Run notifications queued in this database go out to the operator's notify targets, retried until delivered.
+    runs.keep_notifying();
     // Claims whose holder stopped renewing their lease end, on whichever server of the database sweeps first.
     let work = cairn_work::Service::new(store.clone()).with_default_lease(args.default_lease);
     work.sweep_leases();

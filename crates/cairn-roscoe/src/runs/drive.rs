@@ -128,8 +128,8 @@ impl Runs {
         Ok((outcome, written))
     }
 
-    /// Stores `outcome` over `base` inside `tx`: the run (compare-and-swap on its version), its timer, its node runs
-    /// and an event row. Returns the run's row as written.
+    /// Stores `outcome` over `base` inside `tx`: the run (compare-and-swap on its version), its timer, the
+    /// notifications its event sends, its node runs and an event row. Returns the run's row as written.
     async fn persist(&self, tx: &mut Connection, base: &RunRow, outcome: &Outcome) -> Result<RunRow, Error> {
         let now = now_ms();
         let mut row = run_to_row(&outcome.run, base, now);
@@ -147,6 +147,7 @@ impl Runs {
             ));
         }
         self.set_timer(tx, base, &outcome.run).await?;
+        self.queue_notifications(tx, base, &outcome.run).await?;
         for record in &outcome.records {
             rows::upsert_node_run(tx, &node_to_row(record, &row.id)).await?;
         }

@@ -1,6 +1,7 @@
 //! What the runs layer reads from `roscoe.yaml` (§2.2): prices (`pricing`, over the built-in ones of `prices.rs`),
 //! which provider serves which model (`models.providers`), the providers' own settings (`providers`), the limits of
-//! model calls (`calls`), the project's default run budget (`budget`) and how MCP clients are treated (`hosts`).
+//! model calls (`calls`), the project's default run budget (`budget`), how MCP clients are treated (`hosts`) and,
+//! from the global file only, where run notifications go (`notify`, `notify/targets.rs`).
 //!
 //! The global file (`$CAIRN_HOME/roscoe.yaml`) and the project's are read as `get_workflow_schema` reads them: a
 //! top-level section of the project's file replaces the global file's section as a whole (`providers` aside, see
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 use cairn_yaml::Document;
 use serde_json::{Map, Value};
 
+use super::notify::targets::{NotifyTarget, read_targets};
 use super::{Runs, prices};
 use crate::engine::{Budget, Execution, Price};
 use crate::scope::Scope;
@@ -149,6 +151,8 @@ pub(crate) struct Settings {
     pub(crate) budget: Option<Budget>,
     /// MCP clients by name (compared without regard to case).
     pub(crate) hosts: BTreeMap<String, HostSettings>,
+    /// Where run notifications go (`notify`, the global file's only).
+    pub(crate) notify: Vec<NotifyTarget>,
 }
 
 /// One `roscoe.yaml` as read: where it is, its document and whether it is a project's.
@@ -205,6 +209,7 @@ impl Settings {
             calls: CallLimits::default(),
             budget: None,
             hosts: BTreeMap::new(),
+            notify: Vec::new(),
         };
         if let Some((file, value)) = section("/pricing") {
             settings.pricing_from = Some(file.path.clone());
@@ -263,6 +268,9 @@ impl Settings {
                 let host = read_host(file, &format!("/hosts/{}", escape(client)), entry)?;
                 settings.hosts.insert(client.to_lowercase(), host);
             }
+        }
+        if let Some((file, value)) = section("/notify") {
+            settings.notify = read_targets(file.project, value).map_err(|(at, message)| file.fail(&at, message))?;
         }
         Ok(settings)
     }
@@ -561,6 +569,14 @@ mod tests {
         let global = "providers:\n  mine: { type: openai, baseUrl: \"http://h/v1\" }\n";
         let s = settings(&[("g.yaml", global), ("p.yaml", "providers:\n  mine: { maxTokens: 5 }\n")]).unwrap();
         assert_eq!((s.providers["mine"].max_tokens, s.providers["mine"].base_url.as_deref()), (5, Some("http://h/v1")));
+    }
+
+    #[test]
+    fn notify_targets_come_from_the_global_file_only() {
+        let targets = "notify:\n  - url: https://hooks.example.com/roscoe\n";
+        assert_eq!(settings(&[("g.yaml", targets)]).unwrap().notify[0].url, "https://hooks.example.com/roscoe");
+        let error = settings(&[("g.yaml", targets), ("p/roscoe.yaml", targets)]).unwrap_err();
+        assert!(error.starts_with("p/roscoe.yaml: line 2") && error.contains("`notify` may be set only in the global"), "{error}");
     }
 
     #[test]

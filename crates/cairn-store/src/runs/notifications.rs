@@ -96,7 +96,8 @@ pub async fn insert_notification(conn: &mut Connection, delivery: &NewNotificati
 /// At most `limit` pending deliveries whose next attempt is due by `now` (epoch ms), the earliest first.
 pub async fn due_notifications(conn: &mut Connection, now: i64, limit: i64) -> Result<Vec<NotificationRow>, Error> {
     let sql = format!(
-        "SELECT {COLUMNS} FROM run_notifications WHERE status = 'pending' AND next_at <= $1 ORDER BY next_at, id LIMIT $2"
+        "SELECT {COLUMNS} FROM run_notifications WHERE status = 'pending' AND next_at <= $1 \
+         ORDER BY next_at, id LIMIT $2"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(now).bind(limit).fetch_all(conn).await?;
     rows.iter().map(notification_from).collect::<Result<_, _>>().map_err(Error::from)
@@ -254,10 +255,17 @@ mod tests {
         let mut tx = store.begin_write().await.unwrap();
         assert!(claim_notification(&mut tx, "d1", 0, 150, 30_150).await.unwrap());
         assert!(!claim_notification(&mut tx, "d1", 0, 150, 30_150).await.unwrap(), "a second claim of one attempt");
-        let failed = AttemptRow { notification_id: "d1".into(), attempt: 1, at: 160, http_status: Some(500), error: None };
+        let attempt = |attempt, at, status| AttemptRow {
+            notification_id: "d1".into(),
+            attempt,
+            at,
+            http_status: Some(status),
+            error: None,
+        };
+        let failed = attempt(1, 160, 500);
         finish_attempt(&mut tx, &failed, AttemptEnd::RetryAt(1_160)).await.unwrap();
         assert!(claim_notification(&mut tx, "d1", 1, 1_200, 31_200).await.unwrap());
-        let ok = AttemptRow { notification_id: "d1".into(), attempt: 2, at: 1_210, http_status: Some(200), error: None };
+        let ok = attempt(2, 1_210, 200);
         finish_attempt(&mut tx, &ok, AttemptEnd::Delivered).await.unwrap();
         tx.commit().await.unwrap();
 

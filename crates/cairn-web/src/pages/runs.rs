@@ -17,6 +17,7 @@ use serde_json::Value;
 use chrono::{DateTime, Utc};
 
 use super::run_form::{CsrfToken, RunForm, back};
+use super::run_notifications::{self, NotificationView};
 use super::paging::{self, PAGE_SIZE};
 use super::{Layout, PageError, ProjectParam, html, Visit};
 use crate::graph::Graph;
@@ -213,6 +214,8 @@ struct RunPage {
     layout: Layout,
     live: RunLive,
     graph: Graph,
+    /// What the run told the operator's notification targets, outside the live part.
+    notifications: Vec<NotificationView>,
 }
 
 #[derive(Template)]
@@ -446,7 +449,8 @@ pub(crate) async fn page(
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let layout = Layout::new(&web, &visit, &ws).await?;
     let (live, graph) = run_live(&web, &ws, &id, layout.csrf.clone()).await?;
-    Ok(html(&RunPage { layout: layout.clone(), live, graph }))
+    let notifications = run_notifications::of_run(&web, &ws, &id).await?;
+    Ok(html(&RunPage { layout: layout.clone(), live, graph, notifications }))
 }
 
 /// `?project=&since=` of the live stream.
