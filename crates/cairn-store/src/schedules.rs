@@ -2,9 +2,9 @@
 //! paused, and what the last catch-up skipped; and the projects a scheduler looks in.
 //!
 //! A schedule's row is made when a scheduler first sees it ([`add_schedule`], which keeps a row already there). A
-//! due slot is claimed with [`claim_slot`], a compare-and-set on `last_slot` run in the transaction that inserts the
-//! slot's run: of any number of servers that see the slot, one moves `last_slot` on and inserts the run, and the
-//! others change nothing. [`pause_schedules`] and [`resume_schedules`] act on every trigger of a workflow; resuming
+//! due slot is claimed with [`claim_slot`], a compare-and-set on `last_slot`: of any number of servers that see the
+//! slot, one moves `last_slot` on and starts the run ([`set_schedule_run`] records it), and the others change
+//! nothing. [`pause_schedules`] and [`resume_schedules`] act on every trigger of a workflow; resuming
 //! sets `last_slot` to the moment of the resume, so the slots that passed while paused start nothing.
 
 use sqlx::Row;
@@ -48,8 +48,6 @@ pub struct SlotClaim<'a> {
     pub slot: i64,
     /// The slots between `from` and `slot` that start nothing.
     pub skipped: i64,
-    /// The run it starts.
-    pub run_id: &'a str,
     /// Now (epoch ms).
     pub now: i64,
 }
@@ -88,10 +86,10 @@ pub async fn add_schedule(conn: &mut Connection, row: &ScheduleRow) -> Result<bo
 }
 
 /// Claims a due slot (see [`SlotClaim`]): true when this call moved `last_slot` on, false when another claimer did
-/// first or the schedule is paused. Run it in the transaction that inserts the slot's run.
+/// first or the schedule is paused. The claimer then starts the slot's run and records it ([`set_schedule_run`]).
 pub async fn claim_slot(conn: &mut Connection, claim: &SlotClaim<'_>) -> Result<bool, Error> {
     let done = sqlx::query(
-        "UPDATE workflow_schedules SET last_slot = $5, last_skipped = $6, last_run_id = $7, updated_at = $8 \
+        "UPDATE workflow_schedules SET last_slot = $5, last_skipped = $6, last_run_id = NULL, updated_at = $7 \
          WHERE project_id = $1 AND workflow_id = $2 AND trigger_key = $3 AND last_slot = $4 AND paused = 0",
     )
     .bind(claim.project_id)
@@ -100,11 +98,32 @@ pub async fn claim_slot(conn: &mut Connection, claim: &SlotClaim<'_>) -> Result<
     .bind(claim.from)
     .bind(claim.slot)
     .bind(claim.skipped)
-    .bind(claim.run_id)
     .bind(claim.now)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Records that slot `slot` of schedule (`project_id`, `workflow_id`, `trigger_key`) started run `run_id` (unless a
+/// later slot was claimed meanwhile).
+pub async fn set_schedule_run(
+    conn: &mut Connection,
+    key: (&str, &str, &str),
+    slot: i64,
+    run_id: &str,
+) -> Result<(), Error> {
+    sqlx::query(
+        "UPDATE workflow_schedules SET last_run_id = $5 \
+         WHERE project_id = $1 AND workflow_id = $2 AND trigger_key = $3 AND last_slot = $4",
+    )
+    .bind(key.0)
+    .bind(key.1)
+    .bind(key.2)
+    .bind(slot)
+    .bind(run_id)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 /// Pauses every schedule of workflow `workflow_id` in `project_id`; returns how many rows it changed.
@@ -173,7 +192,7 @@ mod tests {
         }
     }
 
-    fn claim<'a>(from: i64, slot: i64, run_id: &'a str) -> SlotClaim<'a> {
+    fn claim(from: i64, slot: i64) -> SlotClaim<'static> {
         SlotClaim {
             project_id: "p",
             workflow_id: "nightly",
@@ -181,7 +200,6 @@ mod tests {
             from,
             slot,
             skipped: (slot - from) / 2_000 - 1,
-            run_id,
             now: slot + 5,
         }
     }
@@ -192,9 +210,11 @@ mod tests {
         let mut tx = test.store.begin_write().await.unwrap();
         assert!(add_schedule(&mut tx, &row("every 2s", 1_000)).await.unwrap());
         assert!(!add_schedule(&mut tx, &row("every 2s", 9_000)).await.unwrap(), "a row already there is kept");
-        assert!(claim_slot(&mut tx, &claim(1_000, 2_000, "r1")).await.unwrap());
-        assert!(!claim_slot(&mut tx, &claim(1_000, 2_000, "r2")).await.unwrap(), "the second claimer read an old slot");
-        assert!(claim_slot(&mut tx, &claim(2_000, 10_000, "r3")).await.unwrap());
+        assert!(claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap());
+        assert!(!claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap(), "the second claimer read an old slot");
+        assert!(claim_slot(&mut tx, &claim(2_000, 10_000)).await.unwrap());
+        set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 2_000, "r1").await.unwrap();
+        set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 10_000, "r3").await.unwrap();
         tx.commit().await.unwrap();
         let mut conn = test.store.read().await.unwrap();
         let found = schedules(&mut conn, "p").await.unwrap();
@@ -205,7 +225,7 @@ mod tests {
 
         let mut tx = test.store.begin_write().await.unwrap();
         assert_eq!(pause_schedules(&mut tx, "p", "nightly", 11_000).await.unwrap(), 1);
-        assert!(!claim_slot(&mut tx, &claim(10_000, 12_000, "r4")).await.unwrap(), "paused");
+        assert!(!claim_slot(&mut tx, &claim(10_000, 12_000)).await.unwrap(), "paused");
         assert_eq!(resume_schedules(&mut tx, "p", "nightly", 20_500).await.unwrap(), 1);
         assert_eq!(resume_schedules(&mut tx, "p", "nightly", 20_600).await.unwrap(), 0, "not paused any more");
         tx.commit().await.unwrap();
