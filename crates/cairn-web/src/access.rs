@@ -3,7 +3,8 @@
 //! [`RULES`] is the table of every route (method and path pattern), the credential it takes and the scopes it needs;
 //! docs/security.md shows the same table, and a test keeps the two equal. The [`gate`] finds the rule of each
 //! request and:
-//! - **open** routes (`/healthz`, assets, sign-in, the OAuth metadata) pass without a credential;
+//! - **open** routes (`/healthz`, assets, sign-in, the OAuth metadata) pass without a credential, and so do
+//!   **signed** ones (the webhooks), whose handler checks the request's signature instead;
 //! - **API** routes (MCP endpoints, `/api/…`) take `Authorization: Bearer <token>`; **page** routes take the
 //!   browser's sign-in cookie (never a bearer token, and the API never a cookie, so a page on another site cannot
 //!   use either). Work's own endpoints (`/mcp`, `/api/work/…`, `/api/spaces/…`) always take a token, as they did
@@ -46,6 +47,9 @@ pub enum Door {
     Api,
     /// Work's endpoints: a bearer token, always.
     Token,
+    /// A webhook: no token or sign-in, a signature of the request with a secret the server holds, which the handler
+    /// checks.
+    Signed,
 }
 
 /// One route and what it takes.
@@ -61,7 +65,7 @@ pub struct Rule {
     pub needs: &'static [Scope],
 }
 
-use Door::{Api, Open, Page, Token};
+use Door::{Api, Open, Page, Signed, Token};
 use Scope::{Admin, DeepworkRead, MetricsRead, RoscoeRead, RoscoeRun, RoscoeWrite};
 
 const READ: &[Scope] = &[RoscoeRead];
@@ -92,6 +96,8 @@ pub const RULES: &[Rule] = &[
     rule("*", "/roscoe/mcp", Api, ANYONE),
     rule("*", "/deepwork/mcp", Api, ANYONE),
     rule("*", "/mcp", Token, ANYONE),
+    // Webhooks: the request's HMAC signature is the credential (checked by roscoe's run facade).
+    rule("POST", "/hooks/roscoe/{project}/{workflow}", Signed, ANYONE),
     // REST: roscoe.
     rule("GET", "/api/openapi.json", Api, ANYONE),
     rule("GET", "/api/projects", Api, READ),
@@ -320,6 +326,7 @@ enum Refusal {
 async fn identify(gate: &Gate, rule: &Rule, headers: &HeaderMap) -> Result<Option<Principal>, Refusal> {
     let unavailable = |e: cairn_work::Error| Refusal::Unavailable(format!("the token store cannot be read: {e}"));
     match rule.door {
+        Signed => Ok(None),
         Open | Page => {
             let secret = cookie(headers, SIGN_IN_COOKIE).filter(|s| !s.is_empty());
             let found = match &secret {

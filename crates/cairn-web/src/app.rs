@@ -18,7 +18,7 @@ use crate::state::{DeepworkProject, Web};
 use crate::access::{self, Gate};
 use crate::{
     api, body_limit, early_close, health, metrics_route, pages, rate_limit, request_log, security_headers,
-    tool_groups_query, work_mcp,
+    tool_groups_query, webhooks, work_mcp,
 };
 
 /// Everything `cairn serve` serves: the surfaces' facades (the binary opens the database they share) and how to
@@ -83,6 +83,7 @@ impl App {
             .merge(health::routes(self.work.clone()))
             .merge(metrics_route::routes(self.metrics.clone()))
             .merge(access::metadata_routes())
+            .merge(webhooks::routes(self.runs.clone(), self.reach.clone()))
             .merge(work_mcp::routes(self.work.clone(), sessions("/mcp"), &self.extra_allowed_hosts, closing));
         if let Some(project) = &self.deepwork {
             let server = DeepworkServer::new(project.service.clone(), RootSource::Fixed(project.root.clone()));
@@ -139,6 +140,7 @@ impl App {
             }
             None => tracing::info!("  deepwork tools off  (--project DIR serves them at /deepwork/mcp)"),
         }
+        tracing::info!("  webhooks       http://{local}/hooks/roscoe/<project>/<workflow>  (HMAC-signed POSTs)");
         tracing::info!("  health         http://{local}/healthz");
         tracing::info!("  metrics        http://{local}/metrics  (Prometheus text; scope metrics:read)");
         tracing::info!("  OAuth metadata http://{local}/.well-known/oauth-protected-resource/<endpoint>");

@@ -3,6 +3,7 @@
 //! | routes | limit | the largest legitimate body |
 //! | --- | --- | --- |
 //! | `/mcp` | 1 MiB | a work document (at most 512 KiB) in a JSON-RPC call |
+//! | `/hooks/…` | 1 MiB | a webhook's JSON body (GitHub's payloads are at most 25 MB, most far below 1 MiB) |
 //! | `/roscoe/mcp`, `/deepwork/mcp`, `/api/…` | 4 MiB | a workflow (at most 1 MiB of YAML), escaped into JSON |
 //! | everything else (the pages' forms, sign-in) | 64 KiB | a decision's comment or a token |
 //!
@@ -33,6 +34,8 @@ const MIB: u64 = 1024 * KIB;
 
 /// The limit of `/mcp` (work documents are at most 512 KiB).
 const WORK_MCP: u64 = MIB;
+/// The limit of the webhooks that start runs.
+const HOOKS: u64 = MIB;
 /// The limit of the other MCP endpoints and the REST API (workflows are at most 1 MiB of YAML).
 const TOOLS: u64 = 4 * MIB;
 /// The limit of every other route: the pages' forms.
@@ -43,6 +46,8 @@ fn limit_for(path: &str) -> u64 {
     let under = |prefix: &str| path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
     if under("/mcp") {
         WORK_MCP
+    } else if under("/hooks") {
+        HOOKS
     } else if under("/roscoe/mcp") || under("/deepwork/mcp") || under("/api") {
         TOOLS
     } else {
@@ -138,6 +143,7 @@ mod tests {
     fn limits_go_by_path() {
         assert_eq!(limit_for("/mcp"), MIB);
         assert_eq!(limit_for("/mcp/"), MIB);
+        assert_eq!(limit_for("/hooks/roscoe/global/release"), MIB);
         assert_eq!(limit_for("/roscoe/mcp"), 4 * MIB);
         assert_eq!(limit_for("/deepwork/mcp"), 4 * MIB);
         assert_eq!(limit_for("/api/validate"), 4 * MIB);

@@ -4,7 +4,8 @@
 //! facade, an optional DeepWork project; never the store itself) and
 //! [`App::router`] mounts them: `/roscoe/mcp` (roscoe tools), `/deepwork/mcp` (DeepWork tools for the one project
 //! given with `--project`), `/mcp` (work and decisions tools behind bearer tokens, `work_mcp.rs`), `GET /healthz` and `GET /metrics` (Prometheus text,
-//! `metrics_route.rs`); every request is logged and counted (`request_log.rs`).
+//! `metrics_route.rs`), `POST /hooks/roscoe/{project}/{workflow}` (webhooks that start runs, signed instead of
+//! authenticated, `webhooks.rs`); every request is logged and counted (`request_log.rs`).
 //! Every route sits behind the [`host_check`] (loopback `Host` only, unless more hosts are allowed, and an `Origin` of
 //! the server's own scheme, host and port), so a web page on another site or another port cannot drive the server
 //! through the browser (DNS rebinding, cross-origin requests); REST routes that change something take JSON only
@@ -38,6 +39,7 @@ mod security_headers;
 mod server_file;
 mod state;
 mod tool_groups_query;
+mod webhooks;
 mod when;
 mod work_mcp;
 mod workspace;

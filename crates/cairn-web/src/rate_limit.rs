@@ -1,4 +1,5 @@
-//! Rate limits on the MCP endpoints (`/mcp`, `/roscoe/mcp`, `/deepwork/mcp`) and the REST API (`/api/…`).
+//! Rate limits on the MCP endpoints (`/mcp`, `/roscoe/mcp`, `/deepwork/mcp`), the REST API (`/api/…`) and the
+//! webhooks (`/hooks/…`).
 //!
 //! Each client has a budget of [`RateLimit::per_minute`] requests a minute, of which [`RateLimit::burst`] may come at
 //! once (governor's keyed GCRA limiter). A client is its `Authorization` header when it sends one (kept as the first
@@ -103,9 +104,9 @@ pub(crate) fn layer(router: Router, settings: RateLimit) -> Router {
     router.layer(middleware::from_fn_with_state(Arc::new(limiter), check))
 }
 
-/// Whether requests to `path` count: the MCP endpoints and the REST API.
+/// Whether requests to `path` count: the MCP endpoints, the REST API and the webhooks.
 fn limited(path: &str) -> bool {
-    ["/mcp", "/roscoe/mcp", "/deepwork/mcp", "/api"]
+    ["/mcp", "/roscoe/mcp", "/deepwork/mcp", "/api", "/hooks"]
         .iter()
         .any(|prefix| path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')))
 }
@@ -145,7 +146,7 @@ enum Housekeeping {
 /// A posted body that says it is at most [`HOUSEKEEPING_BYTES`] long is read to tell; the request goes on with it.
 async fn housekeeping(request: Request) -> Result<Housekeeping, Response> {
     let path = request.uri().path();
-    if path == "/api" || path.starts_with("/api/") {
+    if path == "/api" || path.starts_with("/api/") || path.starts_with("/hooks/") {
         return Ok(Housekeeping::No(request));
     }
     match *request.method() {
@@ -245,8 +246,8 @@ mod tests {
     }
 
     #[test]
-    fn the_mcp_endpoints_and_the_rest_api_count() {
-        for path in ["/mcp", "/roscoe/mcp", "/deepwork/mcp", "/api/work/items", "/api"] {
+    fn the_mcp_endpoints_the_rest_api_and_the_webhooks_count() {
+        for path in ["/mcp", "/roscoe/mcp", "/deepwork/mcp", "/api/work/items", "/api", "/hooks/roscoe/global/x"] {
             assert!(limited(path), "{path}");
         }
         for path in ["/", "/work", "/apiary", "/mcpx", "/healthz", "/.well-known/oauth-protected-resource/mcp"] {

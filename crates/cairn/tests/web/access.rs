@@ -45,6 +45,7 @@ fn door_name(door: Door) -> &'static str {
         Door::Page => "sign-in",
         Door::Api => "token",
         Door::Token => "token, always",
+        Door::Signed => "signature",
     }
 }
 
@@ -251,7 +252,7 @@ async fn walk_routes(walk: &Walk) {
         // Nothing.
         let (status, body, location) = walk.send(rule, Credential::None).await;
         let needs_credential = match rule.door {
-            Door::Open => false,
+            Door::Open | Door::Signed => false,
             Door::Token => true,
             Door::Api | Door::Page => walk.mode.required(),
         };

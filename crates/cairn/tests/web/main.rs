@@ -29,5 +29,6 @@ mod sessions;
 mod signin_next;
 mod support;
 mod token_minting;
+mod webhooks;
 mod work_board;
 mod work_pages;

@@ -74,7 +74,9 @@ fn render(value: &Value, context: &Value) -> Result<Option<Value>, String> {
 /// than `body`.
 fn lookup<'c>(root: &str, path: &[Segment], context: &'c Value) -> Result<Option<&'c Value>, String> {
     let Some(mut found) = context.get(root) else {
-        return Err(format!("'{root}' is not known here: a webhook's input templates read only `body`, the request's JSON"));
+        return Err(format!(
+            "'{root}' is not known here: a webhook's input templates read only `body`, the request's JSON"
+        ));
     };
     for segment in path {
         let next = match segment {

@@ -165,11 +165,13 @@ mod tests {
             github_delivery: delivery.map(str::to_owned),
             ..WebhookHeaders::default()
         };
-        assert_eq!(check(github(Some("72d3162e"))).unwrap(), Verified { delivery_id: "72d3162e".into(), expires_at: None });
+        let kept = Verified { delivery_id: "72d3162e".into(), expires_at: None };
+        assert_eq!(check(github(Some("72d3162e"))).unwrap(), kept);
         assert!(check(github(None)).unwrap_err().contains("must carry X-GitHub-Delivery"));
         let stale = WebhookHeaders { timestamp: Some((NOW - 900).to_string()), ..github(Some("72d3162e")) };
         assert!(check(stale).unwrap_err().contains("more than 5 minutes"));
-        let wrong = WebhookHeaders { github_signature: Some(signature::sign_body(b"other", BODY)), ..github(Some("x")) };
+        let other = Some(signature::sign_body(b"other", BODY));
+        let wrong = WebhookHeaders { github_signature: other, ..github(Some("x")) };
         let error = check(wrong).unwrap_err();
         assert!(error.contains("X-Hub-Signature-256 does not match") && !error.contains("s3cret"), "{error}");
     }
