@@ -27,7 +27,7 @@ pub struct ScheduleRow {
     pub paused: bool,
     /// The run the last slot started.
     pub last_run_id: Option<String>,
-    /// How many slots the last catch-up passed over.
+    /// How many slots the last catch-up passed over (kept until another catch-up).
     pub last_skipped: i64,
     /// When the row last changed (epoch ms).
     pub updated_at: i64,
@@ -89,7 +89,8 @@ pub async fn add_schedule(conn: &mut Connection, row: &ScheduleRow) -> Result<bo
 /// first or the schedule is paused. The claimer then starts the slot's run and records it ([`set_schedule_run`]).
 pub async fn claim_slot(conn: &mut Connection, claim: &SlotClaim<'_>) -> Result<bool, Error> {
     let done = sqlx::query(
-        "UPDATE workflow_schedules SET last_slot = $5, last_skipped = $6, last_run_id = NULL, updated_at = $7 \
+        "UPDATE workflow_schedules SET last_slot = $5, last_run_id = NULL, updated_at = $7, \
+         last_skipped = CASE WHEN $6 > 0 THEN $6 ELSE last_skipped END \
          WHERE project_id = $1 AND workflow_id = $2 AND trigger_key = $3 AND last_slot = $4 AND paused = 0",
     )
     .bind(claim.project_id)
@@ -144,7 +145,7 @@ pub async fn pause_schedules(conn: &mut Connection, project_id: &str, workflow_i
 /// it was paused start nothing); returns how many rows it changed.
 pub async fn resume_schedules(conn: &mut Connection, project_id: &str, workflow_id: &str, now: i64) -> Result<u64, Error> {
     let done = sqlx::query(
-        "UPDATE workflow_schedules SET paused = 0, last_slot = $3, last_skipped = 0, updated_at = $3 \
+        "UPDATE workflow_schedules SET paused = 0, last_slot = $3, updated_at = $3 \
          WHERE project_id = $1 AND workflow_id = $2 AND paused = 1",
     )
     .bind(project_id)
@@ -213,25 +214,27 @@ mod tests {
         assert!(claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap());
         assert!(!claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap(), "the second claimer read an old slot");
         assert!(claim_slot(&mut tx, &claim(2_000, 10_000)).await.unwrap());
+        assert!(claim_slot(&mut tx, &claim(10_000, 12_000)).await.unwrap(), "a slot on time keeps the catch-up's count");
         set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 2_000, "r1").await.unwrap();
         set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 10_000, "r3").await.unwrap();
+        set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 10_000, "r4").await.unwrap();
         tx.commit().await.unwrap();
         let mut conn = test.store.read().await.unwrap();
         let found = schedules(&mut conn, "p").await.unwrap();
         drop(conn);
         assert_eq!(found.len(), 1);
-        assert_eq!((found[0].last_slot, found[0].last_skipped), (10_000, 3));
-        assert_eq!(found[0].last_run_id.as_deref(), Some("r3"));
+        assert_eq!((found[0].last_slot, found[0].last_skipped), (12_000, 3));
+        assert_eq!(found[0].last_run_id, None, "the run of slot 12000 is not recorded yet");
 
         let mut tx = test.store.begin_write().await.unwrap();
         assert_eq!(pause_schedules(&mut tx, "p", "nightly", 11_000).await.unwrap(), 1);
-        assert!(!claim_slot(&mut tx, &claim(10_000, 12_000)).await.unwrap(), "paused");
+        assert!(!claim_slot(&mut tx, &claim(12_000, 14_000)).await.unwrap(), "paused");
         assert_eq!(resume_schedules(&mut tx, "p", "nightly", 20_500).await.unwrap(), 1);
         assert_eq!(resume_schedules(&mut tx, "p", "nightly", 20_600).await.unwrap(), 0, "not paused any more");
         tx.commit().await.unwrap();
         let mut conn = test.store.read().await.unwrap();
         let found = schedules(&mut conn, "p").await.unwrap();
-        assert_eq!((found[0].last_slot, found[0].paused, found[0].last_skipped), (20_500, false, 0));
+        assert_eq!((found[0].last_slot, found[0].paused, found[0].last_skipped), (20_500, false, 3));
         assert!(schedules(&mut conn, "").await.unwrap().is_empty());
         assert!(known_projects(&mut conn).await.unwrap().is_empty());
     }
