@@ -1,7 +1,8 @@
 //! Outbound run notifications, end to end: `cairn serve` with a `notify:` target in its global `roscoe.yaml` POSTs
 //! to a receiver in the test when a run pauses at a human step and when it completes; the first attempt is answered
 //! 500 and retried with the same delivery id; every attempt is signed with the secret from the server's environment
-//! and shows on the run page. A project's `roscoe.yaml` naming a target starts nothing and sends nothing.
+//! and shows on the run page. A Slack-format target filtered to one workflow's failures gets one line with the run's
+//! link and nothing else. A project's `roscoe.yaml` naming a target starts nothing and sends nothing.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -162,4 +163,43 @@ async fn a_projects_notify_section_starts_nothing_and_sends_nothing() {
     // Long enough for a queued delivery's first attempt (the outbox is read every 0.5 s): none may come.
     tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(seen.lock().unwrap().is_empty(), "the project's target was never called");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slack_target_for_failures_of_one_workflow_gets_one_line_with_the_link() {
+    let (hook, seen) = receiver().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(home.join("workflows")).unwrap();
+    std::fs::write(home.join("workflows/decide.yaml"), DECIDE).unwrap();
+    std::fs::write(home.join("workflows/other.yaml"), DECIDE.replace("name: decide", "name: other")).unwrap();
+    let target = "    events: [run.failed]\n    format: slack\n    workflows: [decide]\n";
+    let config = format!("notify:\n  - url: {hook}\n{target}");
+    std::fs::write(home.join("roscoe.yaml"), config).unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    command.arg("serve").env("CAIRN_HOME", &home).env_remove("ROSCOE_PUBLIC_URL");
+    let database = TestDatabase::fresh();
+    database.apply(&mut command);
+    let served = Served::start(command).await;
+    let client = http();
+    let mut runs = Vec::new();
+    for workflow in ["other", "decide"] {
+        let start = client.post(served.url("/api/runs?project=global")).json(&json!({"workflowId": workflow}));
+        let started = json_of(start).await;
+        let run_id = started["runId"].as_str().unwrap_or_else(|| panic!("{started}")).to_owned();
+        let stop = client.post(served.url(&format!("/api/runs/{run_id}/resume?project=global")));
+        assert_eq!(stop.json(&json!({"transition": "stop"})).send().await.unwrap().status(), 200);
+        runs.push(run_id);
+    }
+    // The receiver answers 500 first, so the one failure of `decide` comes twice, and nothing else ever comes.
+    let failed = requests_for(&seen, "run.failed", 2).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let all = seen.lock().unwrap().clone();
+    assert!(all.iter().all(|r| r.event == "run.failed" && r.delivery == failed[0].delivery), "{all:?}");
+    assert!(failed[0].signature.is_empty(), "no secret_env, no signature: {failed:?}");
+    let text = failed[1].json()["text"].as_str().unwrap_or_default().to_owned();
+    assert!(text.starts_with(&format!("roscoe: run {} of decide failed at ask", runs[1])), "{text}");
+    assert!(text.ends_with(&format!("/open/runs/{}?project=global", runs[1])), "{text}");
+    drop(served);
+    drop(database);
 }
