@@ -38,6 +38,7 @@ mod supervisor;
 mod test_live;
 mod test_runner;
 mod timers;
+mod trigger_exec;
 mod tree;
 mod view;
 pub mod webhook;
@@ -70,6 +71,7 @@ pub use followed::{NodeState, following};
 pub use start::{StartOptions, StartRequest};
 pub use test_runner::{RunFailure, TestOutcome, TestRequest};
 pub use notify::{Delivery, DeliveryAttempt, EVENT_HEADER};
+pub use trigger_exec::Approved;
 pub use view::{AdvanceResult, History, RunSummary, Started, WorkflowInfo};
 
 /// The audit subject of a run tree: `run:<root id>`.

@@ -54,6 +54,7 @@ mod update_workflow;
 mod validate_workflow;
 
 use std::future::Future;
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
@@ -194,6 +195,10 @@ impl RoscoeServer {
                 let changed = value.get("ok") != Some(&Value::Bool(false)) && value.get("rolledBack") != Some(&Value::Bool(true));
                 if changed && let Err(error) = self.runs.record(&actor, action, &subject, json!({})).await {
                     tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {error}");
+                }
+                if changed && let Some(path) = value.get("path").and_then(Value::as_str) {
+                    let written = value.get("id").and_then(Value::as_str).unwrap_or(id);
+                    self.runs.approve_saved(&scope, written, Path::new(path), &actor).await;
                 }
                 success(value)
             }

@@ -13,6 +13,7 @@
 //! SQL of its own. [`changes`] tells live views what changed (LISTEN/NOTIFY on Postgres); [`sessions`] keeps MCP
 //! sessions so that any node sharing the database can continue them; [`audit`] records who did what.
 
+pub mod approvals;
 pub mod audit;
 mod backup;
 pub mod batch;

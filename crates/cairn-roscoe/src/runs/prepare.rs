@@ -8,6 +8,7 @@ use std::sync::Arc;
 use cairn_store::runs::{self as rows, RunRow};
 use serde_json::Value;
 
+use super::trigger_exec::text_sha256;
 use super::lease::LEASE_MS;
 use super::settings::Settings;
 use super::{Runs, convert, prices};
@@ -47,6 +48,8 @@ pub(super) struct Prepared {
     pub(super) source: Source,
     pub(super) path: String,
     pub(super) dir: String,
+    /// The SHA-256 of the file's text (what a trigger's approval names; `trigger_exec.rs`).
+    pub(super) text_sha256: String,
 }
 
 /// The scope a run was started in.
@@ -87,6 +90,7 @@ impl Runs {
             source: located.source,
             path: located.path.display().to_string(),
             dir: located.assets().display().to_string(),
+            text_sha256: text_sha256(&text),
         })
     }
 

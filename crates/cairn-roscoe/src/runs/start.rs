@@ -17,7 +17,7 @@ use super::prepare::{Prepared, Starter};
 use super::settings::{Settings, read_budget};
 use super::effects::Executor;
 use super::tree::Tree;
-use super::{Runs, Started, WorkflowInfo, run_subject, view};
+use super::{Runs, Started, WorkflowInfo, run_subject, trigger_exec, view};
 use crate::actor::Actor;
 use crate::definition::NodeType;
 use crate::engine::{Budget, Event, Execution};
@@ -55,6 +55,9 @@ pub struct StartOptions {
     pub wait: bool,
     /// Its human steps go to the person through the calling client's form (elicitation), when it has one.
     pub ask_person: bool,
+    /// For a run a trigger starts (a schedule, a webhook) of a repo workflow: the SHA-256 of the workflow text an
+    /// exec holder approved. The run may run scripts only when the file it reads is that text.
+    pub approved_text: Option<String>,
 }
 
 /// A run just made by [`Runs::create_started`], before anything of it runs.
@@ -110,7 +113,12 @@ impl Runs {
         let StartRequest { scope, id, source, input, actor } = start;
         let read = Settings::read(self.home(), scope.root());
         let prepared = self.prepare_read(scope, id, source, &read)?;
+        let approved = options.approved_text.as_ref().is_some_and(|sha| *sha == prepared.text_sha256);
+        let actor = &Actor { may_exec: actor.may_exec || approved, ..actor.clone() };
         if !actor.may_exec && prepared.workflow.nodes.iter().any(|n| n.kind == NodeType::Script) {
+            if matches!(actor.via, "schedule" | "webhook") {
+                return Err(trigger_exec::unapproved(id, actor));
+            }
             return Err(Error::InsufficientScope(actor.exec_refusal(&format!("workflow '{id}'"))));
         }
         let settings = read.map_err(|e| Error::refused("invalid_config", e))?;

@@ -341,6 +341,7 @@ impl Runs {
             source,
             path,
             dir,
+            text_sha256: super::trigger_exec::text_sha256(&text),
         })
     }
 

@@ -58,6 +58,7 @@ pub(crate) async fn call(server: &RoscoeServer, call: Call<'_>) -> CallToolResul
                 budget: params.budget.map(Into::into),
                 wait: false,
                 ask_person,
+                ..StartOptions::default()
             };
             let input = params.input.as_ref();
             let start = StartRequest { scope: &scope, id: &params.id, source, input, actor: &actor };

@@ -169,6 +169,7 @@ pub(crate) async fn create(
         .await?
     };
     record(&web, &actor, "create_workflow", &ws, &id).await;
+    approve_written(&web, &actor, &ws, &id, &written).await;
     Ok((StatusCode::CREATED, written))
 }
 
@@ -177,6 +178,13 @@ async fn record(web: &Web, actor: &Actor, action: &str, ws: &Workspace, id: &str
     let subject = cairn_roscoe::runs::workflow_subject(&ws.scope, id);
     if let Err(error) = web.runs.record(actor, action, &subject, Value::Object(Default::default())).await {
         tracing::warn!("{action} of workflow '{id}' succeeded but could not be recorded: {error}");
+    }
+}
+
+/// Approves the workflow file `actor` just wrote (its `path` in `written`) for the runs its triggers start.
+async fn approve_written(web: &Web, actor: &Actor, ws: &Workspace, id: &str, written: &Json<Value>) {
+    if let Some(path) = written.get("path").and_then(Value::as_str) {
+        web.runs.approve_saved(&ws.scope, id, std::path::Path::new(path), actor).await;
     }
 }
 
@@ -201,6 +209,7 @@ pub(crate) async fn update(
         .await?
     };
     record(&web, &actor, "update_workflow", &ws, &id).await;
+    approve_written(&web, &actor, &ws, &id, &written).await;
     Ok(written)
 }
 

@@ -167,14 +167,21 @@ async fn write(web: &Web, visit: &Visit, q: EditParam, form: SaveForm, id: Optio
         Some(id) => (id, Some(lines(&form.original))),
         None => (name(&form.yaml)?, None),
     };
-    let wanted = id.clone();
-    let source = blocking(move || {
+    let (wanted, writer) = (id.clone(), actor.clone());
+    let (source, path) = blocking(move || {
         Ok(match original {
-            Some(original) => roscoe.update_workflow_from(&scope, &wanted, &yaml, q.source, Some(&original), &actor)?.source,
-            None => roscoe.create_workflow(&scope, &wanted, &yaml, q.source, &actor)?.source,
+            Some(original) => {
+                let updated = roscoe.update_workflow_from(&scope, &wanted, &yaml, q.source, Some(&original), &writer)?;
+                (updated.source, updated.path)
+            }
+            None => {
+                let created = roscoe.create_workflow(&scope, &wanted, &yaml, q.source, &writer)?;
+                (created.source, created.path)
+            }
         })
     })
     .await?;
+    web.runs.approve_saved(&ws.scope, &id, &path, &actor).await;
     Ok(Redirect::to(&format!("/workflows/{id}?project={}&source={source}", ws.key)))
 }
 
