@@ -31,3 +31,4 @@ mod support;
 mod timers;
 mod tokens;
 mod webhooks;
+mod webhooks;

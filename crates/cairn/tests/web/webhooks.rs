@@ -29,6 +29,11 @@ const REVIEW: &str = "name: review\ninputs:\n  branch: { type: string, required:
     config: { prompt: \"Review #{{ input.number }} on {{ input.branch }}?\", labels: { ok: Approve } }\n    \
     transitions: { ok: $end, stop: $fail }\n";
 
+/// A script that prints the branch the webhook names: the value is one quoted shell word, whatever it holds.
+const ECHO: &str = "name: echo\ninputs:\n  ref: { type: string, required: true }\ntriggers:\n  - webhook:\n      \
+    secret_env: ROSCOE_HOOK_RELEASE\ninitial: say\nnodes:\n  say:\n    type: script\n    \
+    config: { command: \"printf %s {{ input.ref }}\" }\n    transitions: { success: $end }\n";
+
 /// No trigger at all.
 const PLAIN: &str = "name: plain\ninitial: ask\nnodes:\n  ask:\n    type: human\n    \
     config: { prompt: Go?, labels: { go: Go } }\n    transitions: { go: $end, stop: $fail }\n";
@@ -52,7 +57,7 @@ impl Hooked {
         let tmp = tempfile::tempdir().unwrap();
         let home = tmp.path().join("home");
         std::fs::create_dir_all(home.join("workflows")).unwrap();
-        for (id, text) in [("release", RELEASE), ("review", REVIEW), ("plain", PLAIN)] {
+        for (id, text) in [("release", RELEASE), ("review", REVIEW), ("plain", PLAIN), ("echo", ECHO)] {
             std::fs::write(home.join("workflows").join(format!("{id}.yaml")), text).unwrap();
         }
         let secrets = format!("webhooks:\n  ROSCOE_HOOK_REVIEW: {REVIEW_SECRET}\n");
@@ -245,6 +250,29 @@ async fn github_deliveries_map_the_payload_with_the_secret_of_the_global_file() 
     let other = hooks.post("global", "review", &github(REVIEW_SECRET, &body, "another-delivery"), &body).await;
     assert_eq!(other.0, 202, "{}", other.1);
     assert_eq!(hooks.runs("global", "review").await.len(), 2);
+}
+
+#[tokio::test]
+async fn a_value_from_the_body_reaches_a_script_as_one_quoted_word() {
+    let hooks = Hooked::start().await;
+    let marker = hooks._tmp.path().join("pwned");
+    let m = marker.display();
+    let hostile = format!("$(touch {m}); `touch {m}` ' \" ; touch {m}");
+    let body = serde_json::to_vec(&json!({ "ref": hostile })).unwrap();
+    let (status, started) = hooks.post("global", "echo", &signed(RELEASE_SECRET, now(), &body, None), &body).await;
+    assert_eq!(status, 202, "{started}");
+    let run_id = started["runId"].as_str().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let history = loop {
+        let history = hooks.get(&format!("/api/runs/{run_id}?project=global")).await;
+        if history["run"]["status"] == "completed" {
+            break history;
+        }
+        assert!(Instant::now() < deadline, "the script run did not complete: {history}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(history["nodes"][0]["output"]["stdout"], json!(hostile), "printed as it was sent: {history}");
+    assert!(!marker.exists(), "nothing of the body ran as shell");
 }
 
 /// The signing command docs/roscoe/guides/webhooks.md gives, run by bash with openssl (when the machine has it).
