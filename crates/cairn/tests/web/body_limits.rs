@@ -49,6 +49,7 @@ async fn an_oversized_body_is_413_on_every_kind_of_route_declared_or_streamed() 
         ("/roscoe/mcp", 4 * MIB),
         ("/deepwork/mcp", 4 * MIB),
         ("/api/validate", 4 * MIB),
+        ("/hooks/roscoe/global/ship", MIB),
         ("/signin", 64 * KIB),
     ];
     for (path, limit) in routes {
