@@ -154,6 +154,7 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/runs", Page, READ),
     rule("GET", "/runs/{id}", Page, READ),
     rule("GET", "/runs/{id}/live", Page, READ),
+    rule("GET", "/runs/{id}/log/{node_run_id}", Page, READ),
     rule("POST", "/runs/{id}/resume", Page, RUN),
     rule("POST", "/runs/{id}/cancel", Page, RUN),
     rule("POST", "/runs/{id}/retry", Page, RUN),

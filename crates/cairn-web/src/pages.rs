@@ -11,6 +11,7 @@ mod editor;
 mod home;
 mod paging;
 mod run_form;
+mod run_log;
 mod run_notifications;
 mod runs;
 mod sessions;
@@ -50,6 +51,7 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/runs", get(runs::list))
         .route("/runs/{id}", get(runs::page))
         .route("/runs/{id}/live", get(runs::live))
+        .route("/runs/{id}/log/{node_run_id}", get(run_log::fragment))
         .route("/runs/{id}/resume", post(runs::resume))
         .route("/runs/{id}/cancel", post(runs::cancel))
         .route("/runs/{id}/retry", post(runs::retry))

@@ -18,6 +18,7 @@ mod progress;
 mod prompt;
 mod run_cmd;
 mod runs_cmd;
+mod script_lines;
 mod script_output;
 mod test_cmd;
 mod workflows_cmd;

@@ -1,7 +1,8 @@
 //! The effects of a step that reach outside the run, as every run but a test carries them out ([`Executor`], the
 //! production [`EffectRunner`]): a script runs as its own process group ([`script_runner`]) under a lease this
-//! process renews, with its retries, and only in a run whose starter may run scripts; a subworkflow node's child run
-//! is created from the workflow it names, then started; the model calls of a server-executed run's AI step are made
+//! process renews, with its retries, and only in a run whose starter may run scripts, its output followed live
+//! ([`live_output`](super::live_output): in this process at once, in the store once a second); a subworkflow node's
+//! child run is created from the workflow it names, then started; the model calls of a server-executed run's AI step are made
 //! ([`calls`](super::calls)) — in a task of their own when the drive is a request's (`background`), which then goes
 //! on driving the run after the calls, so the request returns while they are made.
 
@@ -16,6 +17,7 @@ use cairn_store::runs::{self as rows, RunRow};
 use serde_json::Value;
 
 use super::drive::EffectRunner;
+use super::live_output::Flusher;
 use super::prepare::{Starter, run_scope};
 use super::processes::kill_later;
 use super::script_runner;
@@ -110,7 +112,9 @@ impl Runs {
             attempts += 1;
             let (sender, receiver) = tokio::sync::oneshot::channel();
             let current = group.clone();
-            let runner = script_runner::run_once(job, &cwd, self.home(), move |pid| {
+            let live = self.inner.live.start(&run.root_run_id, &run.id, &job.node_run_id, &job.node_id);
+            let flusher = Flusher::start(self.inner.store.clone(), live.clone());
+            let runner = script_runner::run_once(job, &cwd, self.home(), &live, move |pid| {
                 current.store(pid, Ordering::Relaxed);
                 let _ = sender.send(pid);
             });
@@ -124,6 +128,8 @@ impl Runs {
                 }
             };
             let (mut result, ()) = tokio::join!(runner, record);
+            flusher.stop().await;
+            self.inner.live.end(&live);
             result.attempts = attempts;
             if result.success || attempts >= job.retry.max_attempts || !self.still_running(run, job).await {
                 break result;

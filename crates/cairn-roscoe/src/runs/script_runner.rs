@@ -1,7 +1,7 @@
 //! Running a script node's process (§7.1): its own process group, stdin closed, stdout and stderr captured (1 MiB
-//! each), the `ROSCOE_*` environment with a private context file, a time limit (SIGTERM to the group, SIGKILL 5 s
-//! later) and retries with backoff. Killing a group on cancel goes through `processes.rs`, which works from any process on
-//! the machine.
+//! each, and passed on as they come to the attempt's [`LiveScript`]), the `ROSCOE_*` environment with a private
+//! context file, a time limit (SIGTERM to the group, SIGKILL 5 s later) and retries with backoff. Killing a group on
+//! cancel goes through `processes.rs`, which works from any process on the machine.
 //!
 //! On Linux the process started is a [`supervisor`](super::supervisor) that runs the script as its child: it stops
 //! the script's whole tree (processes that left the group with `setsid` included) on timeout, cancel, the script's
@@ -9,12 +9,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 
 use super::context_file::{self, ContextFile};
+use super::live_output::{LiveScript, Stream};
 use super::processes::{GRACE, kill_group};
 use crate::engine::{Program, ScriptJob, ScriptResult};
 
@@ -36,9 +38,15 @@ impl Drop for Abandoned {
     }
 }
 
-/// Runs one attempt of `job` in `cwd`, calling `started(pid)` once the process exists. The context file is written
-/// under `home`.
-pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, home: &Path, started: impl FnOnce(u32)) -> ScriptResult {
+/// Runs one attempt of `job` in `cwd`, calling `started(pid)` once the process exists and passing what it prints to
+/// `live` as it comes. The context file is written under `home`.
+pub(crate) async fn run_once(
+    job: &ScriptJob,
+    cwd: &Path,
+    home: &Path,
+    live: &Arc<LiveScript>,
+    started: impl FnOnce(u32),
+) -> ScriptResult {
     let context = match ContextFile::create(home, &job.node_run_id, &job.context) {
         Ok(file) => file,
         Err(e) => {
@@ -81,8 +89,8 @@ pub(crate) async fn run_once(job: &ScriptJob, cwd: &Path, home: &Path, started: 
     let pid = child.id().unwrap_or(0);
     let mut abandoned = Abandoned { pid, ended: false };
     started(pid);
-    let stdout = child.stdout.take().map(|s| tokio::spawn(read_capped(s)));
-    let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s)));
+    let stdout = child.stdout.take().map(|s| tokio::spawn(read_capped(s, live.clone(), Stream::Stdout)));
+    let stderr = child.stderr.take().map(|s| tokio::spawn(read_capped(s, live.clone(), Stream::Stderr)));
     let limit = Duration::from_millis(job.timeout_ms);
     let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
         Ok(status) => (status.ok(), false),
@@ -127,7 +135,12 @@ async fn join(task: Option<tokio::task::JoinHandle<(String, bool)>>) -> (String,
     }
 }
 
-async fn read_capped(mut stream: impl tokio::io::AsyncRead + Unpin) -> (String, bool) {
+/// Reads `stream` to its end: its first [`OUTPUT_CAP`] bytes, whether it had more, and everything passed to `live`.
+async fn read_capped(
+    mut stream: impl tokio::io::AsyncRead + Unpin,
+    live: Arc<LiveScript>,
+    name: Stream,
+) -> (String, bool) {
     let mut kept = Vec::new();
     let mut buffer = [0u8; 8192];
     let mut cut = false;
@@ -135,6 +148,7 @@ async fn read_capped(mut stream: impl tokio::io::AsyncRead + Unpin) -> (String, 
         match stream.read(&mut buffer).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                live.feed(name, &buffer[..n]);
                 let room = OUTPUT_CAP.saturating_sub(kept.len());
                 if n > room {
                     cut = true;
@@ -143,5 +157,6 @@ async fn read_capped(mut stream: impl tokio::io::AsyncRead + Unpin) -> (String, 
             }
         }
     }
+    live.end(name);
     (String::from_utf8_lossy(&kept).into_owned(), cut)
 }

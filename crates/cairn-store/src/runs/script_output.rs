@@ -170,7 +170,8 @@ mod tests {
         upsert_node_run(&mut tx, &script_node("n1", "completed")).await.unwrap();
         tx.commit().await.unwrap();
         let mut conn = store.read().await.unwrap();
-        let left: i64 = sqlx::query("SELECT COUNT(*) AS n FROM script_output").fetch_one(&mut *conn).await.unwrap().get("n");
+        let count = sqlx::query("SELECT COUNT(*) AS n FROM script_output").fetch_one(&mut *conn).await.unwrap();
+        let left: i64 = count.get("n");
         assert_eq!(left, 0, "the ended node run's live output is gone");
         drop(conn);
         store.write(put_script_output(&[stream("stdout", "late\n", 13)])).await.unwrap();

@@ -17,6 +17,7 @@ use serde_json::Value;
 use chrono::{DateTime, Utc};
 
 use super::run_form::{CsrfToken, RunForm, back};
+use super::run_log::{self, ScriptLog};
 use super::run_notifications::{self, NotificationView};
 use super::paging::{self, PAGE_SIZE};
 use super::{Layout, PageError, ProjectParam, html, Visit};
@@ -174,38 +175,13 @@ struct NodeView {
     decided_by: String,
     /// The comment given with that decision.
     comment: String,
-    /// A script node's log, shown instead of its output.
+    /// A script node's log, shown instead of its output (live while it runs).
     log: Option<ScriptLog>,
     /// The model calls the server made for it: `claude-sonnet-4-5 · 120 in / 40 out tokens · $0.0010 · 812 ms`.
     calls: String,
     decided: Moment,
     /// `node-<id>` on the node's latest run (where the graph's link leads), "" on earlier ones.
     anchor: String,
-}
-
-/// What a script node printed, escape sequences removed, and how it ended.
-#[derive(Debug, Clone)]
-struct ScriptLog {
-    stdout: String,
-    stderr: String,
-    /// `exit 0`, `exit 2`, `timed out`, or "" while unknown.
-    ended: String,
-}
-
-impl ScriptLog {
-    /// The log in a script node's output (`{ stdout, stderr, exitCode, timedOut }`); `None` for other outputs.
-    fn of(node_type: &str, output: &Value) -> Option<ScriptLog> {
-        if node_type != "script" || !output.is_object() {
-            return None;
-        }
-        let text = |key: &str| cairn_roscoe::terminal_text::strip(output[key].as_str().unwrap_or_default());
-        let ended = match (output["timedOut"].as_bool(), output["exitCode"].as_i64()) {
-            (Some(true), _) => "timed out".to_owned(),
-            (_, Some(code)) => format!("exit {code}"),
-            _ => String::new(),
-        };
-        Some(ScriptLog { stdout: text("stdout"), stderr: text("stderr"), ended })
-    }
 }
 
 #[derive(Template)]
@@ -384,6 +360,11 @@ async fn run_live(web: &Web, ws: &Workspace, run_id: &str, csrf: String) -> Resu
     graph.current = pending.as_ref().map(|p| p.node_id.clone());
     graph.mark_taken(history.nodes.iter().filter_map(|n| Some((n["nodeId"].as_str()?, n["event"].as_str()?))));
     let mut timeline: Vec<NodeView> = history.nodes.iter().map(node_view).collect();
+    for (view, node) in timeline.iter_mut().zip(&history.nodes) {
+        if let Some(log) = run_log::running(web, ws, run_id, node).await? {
+            view.log = Some(log);
+        }
+    }
     for i in 0..timeline.len() {
         if !timeline[i + 1..].iter().any(|later| later.node_id == timeline[i].node_id) {
             timeline[i].anchor = format!("node-{}", timeline[i].node_id);

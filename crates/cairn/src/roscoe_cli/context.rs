@@ -41,6 +41,13 @@ impl Ctx {
         })
     }
 
+    /// This context, showing scripts' lines as they are printed when `verbose` (`--verbose`).
+    pub(super) fn verbose(&self, verbose: bool) -> Ctx {
+        let mut ctx = self.clone();
+        ctx.out.verbose = verbose;
+        ctx
+    }
+
     /// The scope options to repeat in a command the user is told to run: `--global`, `--cwd ROOT` when `--cwd` was
     /// given, else nothing (the current directory).
     pub(super) fn scope_flags(&self) -> String {

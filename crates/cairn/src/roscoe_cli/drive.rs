@@ -62,6 +62,8 @@ pub(super) async fn drive(ctx: &Ctx, run_id: &str, first: Action, mode: Mode) ->
         }
         match (result.status.as_str(), &result.pending_step) {
             ("running", _) => {
+                // Another process drives it: shown while it goes on (the spinner, `--verbose`'s script lines).
+                progress.resume();
                 wait_for_change(ctx, run_id).await?;
                 action = Action::Look;
             }

@@ -15,6 +15,8 @@ pub(super) struct Output {
     pub(super) json: bool,
     /// `--quiet`.
     pub(super) quiet: bool,
+    /// `--verbose` (`run`, `runs watch`): scripts' lines are shown as they are printed.
+    pub(super) verbose: bool,
     /// Whether stderr is a terminal (live progress, the spinner).
     pub(super) err_tty: bool,
     color_err: bool,
@@ -63,6 +65,7 @@ impl Output {
         Output {
             json: options.json,
             quiet: options.quiet,
+            verbose: false,
             err_tty,
             color_err: err_tty && !no_color,
             color_out: std::io::stdout().is_terminal() && !no_color,

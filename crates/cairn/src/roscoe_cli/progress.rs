@@ -1,15 +1,17 @@
 //! The live progress of a run tree on stderr: one line per node run as it finishes — status, node, type, duration,
 //! tokens and cost, from the node runs the facade records (subworkflow nodes' child runs indented under them), with a
 //! failed script's last lines of stderr under its line (`script_output`) — and, on a terminal, a spinner line for the
-//! node in flight. It follows the tree through the facade's watcher (`Runs::watch_tree`: woken by this process's own
-//! writes, and by other processes' through the store's changes feed), so `roscoe run` and `roscoe runs watch` show
-//! the same thing. Held while a question is asked at the terminal, resumed after; `--quiet` shows none of it.
+//! node in flight. With `--verbose`, the lines scripts print as they come instead of the tail (`script_lines`). It
+//! follows the tree through the facade's watcher (`Runs::watch_tree`: woken by this process's own writes, and by
+//! other processes' through the store's changes feed), so `roscoe run` and `roscoe runs watch` show the same thing.
+//! Held while a question is asked at the terminal, resumed after; `--quiet` shows none of it.
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::pin::Pin;
 use std::time::{Duration, Instant};
 
+use cairn_roscoe::runs::OutputFollower;
 use cairn_roscoe::{Runs, Scope};
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -17,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::context::Ctx;
 use super::output::{Output, Paint};
-use super::script_output;
+use super::{script_lines, script_output};
 
 /// The spinner's frames.
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -51,6 +53,7 @@ impl Progress {
             since: HashMap::new(),
             frame: 0,
             spinning: None,
+            follower: ctx.out.verbose.then(|| ctx.runs.follow_script_output(run_id)),
         };
         let mut progress = Progress { board: Some(board), running: None, runs: ctx.runs.clone(), scope: ctx.scope.clone() };
         progress.resume();
@@ -64,16 +67,23 @@ impl Progress {
         let (runs, scope) = (self.runs.clone(), self.scope.clone());
         let task = tokio::spawn(async move {
             let mut watcher = runs.watch_tree(board.root.clone(), 0);
+            let mut follower = board.follower.take();
             loop {
-                board.render(&runs, &scope).await;
+                board.render(&runs, &scope, follower.as_mut()).await;
                 let mut tick = tokio::time::interval(TICK);
                 tick.tick().await;
                 loop {
                     tokio::select! {
                         _ = &mut stopped => {
-                            board.render(&runs, &scope).await;
+                            board.render(&runs, &scope, follower.as_mut()).await;
                             board.clear();
+                            board.follower = follower;
                             return board;
+                        }
+                        texts = script_lines::next(follower.as_mut()) => {
+                            board.clear();
+                            script_lines::print(&texts, &board.out);
+                            board.spin();
                         }
                         changed = watcher.changed() => {
                             if changed.is_err() {
@@ -112,6 +122,8 @@ struct Board {
     frame: usize,
     /// The spinner's node and type, while one is drawn.
     spinning: Option<(String, String, Instant)>,
+    /// With `--verbose`, what follows the scripts' lines (held here while the display is).
+    follower: Option<OutputFollower>,
 }
 
 /// A node run as shown: its id, depth in the tree and recorded fields.
@@ -124,8 +136,9 @@ pub(super) struct Line {
 }
 
 impl Board {
-    /// Prints the lines of node runs finished since the last render and redraws the spinner for the one in flight.
-    async fn render(&mut self, runs: &Runs, scope: &Scope) {
+    /// Prints the lines of node runs finished since the last render (with `follower`, after the last lines their
+    /// scripts printed) and redraws the spinner for the one in flight.
+    async fn render(&mut self, runs: &Runs, scope: &Scope, mut follower: Option<&mut OutputFollower>) {
         let mut lines = Vec::new();
         collect(runs, scope, self.root.clone(), 0, &mut lines).await;
         let mut flight = None;
@@ -134,6 +147,11 @@ impl Board {
             match status.as_str() {
                 "completed" | "failed" | "cancelled" if self.printed.insert(line.id.clone()) => {
                     self.clear();
+                    if let Some(follower) = follower.as_deref_mut() {
+                        script_lines::print(&script_lines::rest(follower, &line.node), &self.out);
+                        eprintln!("{}", self.finished(&line, &status));
+                        continue;
+                    }
                     eprintln!("{}", self.finished(&line, &status));
                     let indent = "  ".repeat(line.depth + 1);
                     for text in script_output::failed_tail(&line.node, &indent, self.out.err_tty) {

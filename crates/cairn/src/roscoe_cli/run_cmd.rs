@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// Return at once with the run id; the run is driven in the background until it ends or waits.
     #[arg(long)]
     pub detach: bool,
+    /// Show what the workflow's scripts print as they print it, on stderr among the progress lines: each line after
+    /// its node's id, `[build] …`, and `[build:stderr] …` for standard error.
+    #[arg(long, short = 'v', conflicts_with_all = ["detach", "quiet"])]
+    pub verbose: bool,
     /// (Internal) the background worker of `--detach`.
     #[arg(long, hide = true)]
     pub worker: bool,
@@ -59,6 +63,7 @@ pub(super) async fn run(ctx: &Ctx, args: RunArgs) -> anyhow::Result<()> {
         return work(ctx, created).await;
     }
     let run_id = created.map_err(|e| Exit::from_facade(&e))?;
+    let ctx = &ctx.verbose(args.verbose);
     let url = ctx.runs.get_run_status(&ctx.scope, &run_id).await.map(|r| r.url).unwrap_or_default();
     ctx.out.note(&format!(
         "{} {} · run {run_id} · {}",

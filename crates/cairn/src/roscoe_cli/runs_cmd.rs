@@ -44,6 +44,9 @@ pub enum RunsCommand {
     Watch {
         /// The run's id.
         run_id: String,
+        /// Show what its scripts print as they print it (as `roscoe run --verbose` does).
+        #[arg(long, short = 'v', conflicts_with = "quiet")]
+        verbose: bool,
     },
     /// A run's node runs (children nested) and who did what to it.
     History {
@@ -151,7 +154,9 @@ pub(super) async fn run(ctx: &Ctx, command: RunsCommand) -> anyhow::Result<()> {
             streams_tails(ctx, &run_id, &history.nodes);
             Ok(())
         }
-        RunsCommand::Watch { run_id } => drive::drive(ctx, &run_id, Action::Look, Mode::Watch).await,
+        RunsCommand::Watch { run_id, verbose } => {
+            drive::drive(&ctx.verbose(verbose), &run_id, Action::Look, Mode::Watch).await
+        }
         RunsCommand::History { run_id } => {
             let history = ctx.runs.get_run_history(&ctx.scope, &run_id).await.map_err(facade)?;
             if ctx.out.json {

@@ -11,6 +11,7 @@ mod authoring;
 mod broken_files;
 mod cli_ai;
 mod cli_commands;
+mod cli_live_output;
 mod cli_names;
 mod cli_run;
 mod cli_script_output;
