@@ -67,7 +67,7 @@ pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::settings::{Settings, SettingsFile};
 pub use service::{Body, LintWarning, Service, Subject};
 pub use engine::{Budget, Execution};
-pub use runs::{Runs, StartOptions, StartRequest};
+pub use runs::{Runs, ScheduleView, StartOptions, StartRequest};
 pub use source::Source;
 pub use tool_groups::ToolGroups;
 pub use tools::RoscoeServer;

@@ -84,6 +84,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     runs.keep_time();
     // Run notifications queued in this database go out to the operator's notify targets, retried until delivered.
     runs.keep_notifying();
+    // Workflows' `schedule` / `every` triggers start their runs, one per slot across the database's servers.
+    runs.keep_schedules(reach.roots().to_vec());
     // Claims whose holder stopped renewing their lease end, on whichever server of the database sweeps first.
     let work = cairn_work::Service::new(store.clone()).with_default_lease(args.default_lease);
     work.sweep_leases();

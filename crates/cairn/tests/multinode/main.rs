@@ -4,8 +4,9 @@
 //! streams to another node's SSE clients (`live.rs`), a node killed mid-load loses no acknowledged write
 //! (`crash.rs`), a client that keeps an `Mcp-Session-Id` continues its session on another node (`sessions.rs`), and
 //! a token revoked anywhere is refused by every node that had it cached (`tokens.rs`), and a run's durable timer
-//! fires on time, once, across a kill and across nodes (`timers.rs`), and each run notification is sent once by
-//! whichever node claims it (`notifications.rs`).
+//! fires on time, once, across a kill and across nodes (`timers.rs`), each run notification is sent once by
+//! whichever node claims it (`notifications.rs`), and a workflow's schedule starts one run per slot across nodes,
+//! one catch-up run after all were down, none while paused (`schedules.rs`).
 //!
 //! The database is a fresh Postgres database per test when `CAIRN_TEST_POSTGRES_URL` is set. Without it the
 //! Postgres-only tests print a notice and pass (several nodes on SQLite is not the deployment), and `live.rs`,
@@ -25,10 +26,10 @@ mod notifications;
 #[path = "../common/prometheus.rs"]
 mod prometheus;
 mod records;
+mod schedules;
 mod sessions;
 mod steps;
 mod support;
 mod timers;
 mod tokens;
-mod webhooks;
 mod webhooks;

@@ -93,6 +93,14 @@ impl Cluster {
         serde_json::from_slice(&output).unwrap()
     }
 
+    /// `cairn roscoe ARGS` with the home of node `node` on the cluster's database (an operator's shell there); its
+    /// standard output.
+    pub async fn roscoe(&self, node: &str, args: &[&str]) -> String {
+        let output = self.command(node).arg("roscoe").args(args).stdin(Stdio::null()).output().await.unwrap();
+        assert!(output.status.success(), "roscoe {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+
     /// `cairn work ARGS` on the cluster's database (from a home of its own, as an operator's shell); its output.
     pub async fn admin(&self, args: &[&str]) -> Vec<u8> {
         let output = self.command("admin").arg("work").args(args).stdin(Stdio::null()).output().await.unwrap();
