@@ -129,26 +129,26 @@ impl Runs {
         };
         let start = StartRequest { scope: &scope, id, source: Some(source), input: Some(&input), actor: &actor };
         let options = StartOptions { execution: Some(Execution::Server), ..StartOptions::default() };
-        let created = self.create_run(start, &options).await;
-        let mut tx = self.inner.store.begin_write().await?;
-        let run_id = match created {
-            Ok(run_id) => {
-                deliveries::set_delivery_run(&mut tx, &hook, &verified.delivery_id, &run_id).await?;
-                run_id
-            }
+        let run_id = match self.create_run(start, &options).await {
+            Ok(run_id) => run_id,
             Err(error) => {
+                let mut tx = self.inner.store.begin_write().await?;
                 deliveries::release_delivery(&mut tx, &hook, &verified.delivery_id).await?;
                 tx.commit().await?;
                 return Err(error);
             }
         };
-        tx.commit().await?;
-        let (runs, scope_, run) = (self.clone(), scope.clone(), run_id.clone());
+        // Driven whatever happens next, so the run is never left waiting on a request that failed.
+        let follow = (self.clone(), scope.clone(), run_id.clone());
         tokio::spawn(async move {
-            if let Err(error) = runs.drive_created(&scope_, &run).await {
+            let (runs, scope, run) = follow;
+            if let Err(error) = runs.drive_created(&scope, &run).await {
                 tracing::warn!("run {run} (started by a webhook): {error}");
             }
         });
+        let mut tx = self.inner.store.begin_write().await?;
+        deliveries::set_delivery_run(&mut tx, &hook, &verified.delivery_id, &run_id).await?;
+        tx.commit().await?;
         Ok(link(run_id, false))
     }
 
