@@ -1,6 +1,7 @@
-//! `roscoe schedules list | pause | resume`: the workflows' `schedule` and `every` triggers in scope (the project's
-//! repo workflows, or with `--global` the global ones) — their next fire times, whether paused, the last run and the
-//! slots a catch-up skipped — and pausing or resuming all of one workflow's.
+//! `roscoe schedules list | pause | resume | approve`: the workflows' `schedule` and `every` triggers in scope (the
+//! project's repo workflows, or with `--global` the global ones) — their next fire times, whether paused, the last
+//! run and the slots a catch-up skipped — pausing or resuming all of one workflow's, and approving a repo workflow's
+//! current text so the runs its triggers start may run its scripts.
 
 use cairn_roscoe::ScheduleView;
 use clap::Subcommand;
@@ -24,12 +25,27 @@ pub enum SchedulesCommand {
         /// The workflow's id.
         workflow: String,
     },
+    /// Approve a repo workflow's current file for its triggers' runs, which may then run its `script` nodes (until
+    /// the file changes).
+    Approve {
+        /// The workflow's id.
+        workflow: String,
+    },
 }
 
 /// Runs a `roscoe schedules` command.
 pub(super) async fn run(ctx: &Ctx, command: SchedulesCommand) -> anyhow::Result<()> {
     let facade = |e: cairn_roscoe::Error| Exit::from_facade(&e);
     let (runs, scope, out) = (&ctx.runs, &ctx.scope, &ctx.out);
+    if let SchedulesCommand::Approve { workflow } = &command {
+        let approved = runs.approve_triggers(scope, workflow, &ctx.actor).await.map_err(facade)?;
+        if out.json {
+            return out.print_json(&approved);
+        }
+        let short = approved.text_sha256.get(..12).unwrap_or_default();
+        out.note(&format!("{} approved {workflow} (text {short}…) for the runs its triggers start", out.paint(Paint::Green, "✓")));
+        return Ok(());
+    }
     let (shown, note) = match command {
         SchedulesCommand::List => (runs.schedules(scope, None).await.map_err(facade)?, None),
         SchedulesCommand::Pause { workflow } => {
@@ -40,6 +56,7 @@ pub(super) async fn run(ctx: &Ctx, command: SchedulesCommand) -> anyhow::Result<
             let shown = runs.set_schedules_paused(scope, &workflow, false, &ctx.actor).await.map_err(facade)?;
             (shown, Some(format!("resumed the schedules of {workflow}")))
         }
+        SchedulesCommand::Approve { .. } => unreachable!("answered above"),
     };
     if out.json {
         return out.print_json(&shown);

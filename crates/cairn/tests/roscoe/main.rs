@@ -14,6 +14,7 @@ mod cli_commands;
 mod cli_live_output;
 mod cli_names;
 mod cli_run;
+mod cli_schedules;
 mod cli_script_output;
 mod cli_support;
 mod cli_terminal;
