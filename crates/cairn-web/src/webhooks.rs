@@ -3,8 +3,9 @@
 //! ([`cairn_roscoe::Runs::webhook`]), which also finds the workflow, maps the body to the run's input, dedupes
 //! deliveries and starts the run. Here: the request's parts in, the answer out — `202 { runId, url }` for a new run,
 //! `200 { runId, url, repeated: true }` for a delivery seen before, `401` for a signature that does not hold, `404`
-//! for no such webhook, `400` for a body that is not JSON or not the workflow's input, `409` (with `Retry-After`)
-//! while the same delivery is still starting elsewhere. Bodies are limited to 1 MiB (`body_limit.rs`).
+//! for no such webhook, `400` for a body that is not JSON or not the workflow's input, `403` for a repo workflow's
+//! scripts nobody holding `roscoe:exec` approved, `409` (with `Retry-After`) while the same delivery is still starting
+//! elsewhere. Bodies are limited to 1 MiB (`body_limit.rs`).
 
 use axum::body::Bytes;
 use axum::extract::{Path, State};

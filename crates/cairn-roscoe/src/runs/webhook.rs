@@ -14,9 +14,11 @@
 //!    a request that finds the first still being created waits for it (a few seconds, then
 //!    `delivery_in_progress`), and a claim whose run never came (its server died in between) is taken over after a
 //!    minute;
-//! 5. the run: created as principal `webhook:<workflow id>`, which may run the workflow's scripts (the operator
-//!    switched the webhook on by giving it a secret, and saving a workflow with scripts needs `roscoe:exec`), with
-//!    its AI steps run by the server; it is driven in the background, so the request is answered at once.
+//! 5. the run: created as principal `webhook:<workflow id>`, with its AI steps run by the server, and driven in the
+//!    background, so the request is answered at once. It may run a global workflow's scripts (the home is the
+//!    operator's), and a repo workflow's only while its file is the text someone holding `roscoe:exec` approved
+//!    (`trigger_exec.rs`); otherwise the start of a workflow with scripts is refused (`insufficient_scope`, saying how
+//!    to approve it) and gives its delivery back.
 
 mod input;
 mod secret;
@@ -125,10 +127,14 @@ impl Runs {
             via: "webhook",
             principal_id: format!("webhook:{id}"),
             name: format!("webhook:{id}"),
-            may_exec: true,
+            may_exec: source == Source::Global,
+        };
+        let approved_text = match source {
+            Source::Repo => self.approved_text(&scope, id).await?,
+            Source::Global => None,
         };
         let start = StartRequest { scope: &scope, id, source: Some(source), input: Some(&input), actor: &actor };
-        let options = StartOptions { execution: Some(Execution::Server), ..StartOptions::default() };
+        let options = StartOptions { execution: Some(Execution::Server), approved_text, ..StartOptions::default() };
         let run_id = match self.create_run(start, &options).await {
             Ok(run_id) => run_id,
             Err(error) => {

@@ -48,6 +48,8 @@ struct Hooked {
     project: PathBuf,
     /// A token that may read runs.
     token: String,
+    /// A token that may save workflows with scripts (`roscoe:exec`).
+    exec: String,
     _tmp: tempfile::TempDir,
     _database: TestDatabase,
 }
@@ -65,6 +67,7 @@ impl Hooked {
         let project = tmp.path().join("app");
         std::fs::create_dir_all(project.join(".roscoe/workflows")).unwrap();
         std::fs::write(project.join(".roscoe/workflows/release.yaml"), RELEASE).unwrap();
+        std::fs::write(project.join(".roscoe/workflows/echo.yaml"), ECHO).unwrap();
         // A project's roscoe.yaml never supplies secrets.
         let chosen = "webhooks:\n  ROSCOE_HOOK_RELEASE: chosen-by-the-project\n";
         std::fs::write(project.join("roscoe.yaml"), chosen).unwrap();
@@ -86,7 +89,13 @@ impl Hooked {
         let out = database.apply_std(mint.env("CAIRN_HOME", &home)).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let token = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned();
-        Hooked { served, project, token, _tmp: tmp, _database: database }
+        let mut mint = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        let scopes = "roscoe:exec,roscoe:write";
+        mint.args(["work", "token", "create", "--principal", "maintainer", "--kind", "person", "--scopes", scopes]);
+        let out = database.apply_std(mint.env("CAIRN_HOME", &home)).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let exec = serde_json::from_slice::<Value>(&out.stdout).unwrap()["token"].as_str().unwrap().to_owned();
+        Hooked { served, project, token, exec, _tmp: tmp, _database: database }
     }
 
     /// Posts `body` to the hook of `workflow` in `project` with `headers`: the status and the JSON answer.
@@ -110,6 +119,19 @@ impl Hooked {
     /// `GET path` of the REST API with a token that may read runs.
     async fn get(&self, path: &str) -> Value {
         http().get(self.served.url(path)).bearer_auth(&self.token).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// The run `run_id` in `project` once it has completed (within a generous deadline): its history.
+    async fn completed(&self, project: &str, run_id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let history = self.get(&format!("/api/runs/{run_id}?project={project}")).await;
+            if history["run"]["status"] == "completed" {
+                return history;
+            }
+            assert!(Instant::now() < deadline, "run {run_id} did not complete: {history}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
     }
 
     /// The run `run_id`'s status and pending prompt once it has paused (within a generous deadline).
@@ -261,18 +283,36 @@ async fn a_value_from_the_body_reaches_a_script_as_one_quoted_word() {
     let body = serde_json::to_vec(&json!({ "ref": hostile })).unwrap();
     let (status, started) = hooks.post("global", "echo", &signed(RELEASE_SECRET, now(), &body, None), &body).await;
     assert_eq!(status, 202, "{started}");
-    let run_id = started["runId"].as_str().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let history = loop {
-        let history = hooks.get(&format!("/api/runs/{run_id}?project=global")).await;
-        if history["run"]["status"] == "completed" {
-            break history;
-        }
-        assert!(Instant::now() < deadline, "the script run did not complete: {history}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let history = hooks.completed("global", started["runId"].as_str().unwrap()).await;
     assert_eq!(history["nodes"][0]["output"]["stdout"], json!(hostile), "printed as it was sent: {history}");
     assert!(!marker.exists(), "nothing of the body ran as shell");
+}
+
+#[tokio::test]
+async fn a_repo_workflows_scripts_run_only_on_the_text_an_exec_holder_approved() {
+    let hooks = Hooked::start().await;
+    let project = cairn_roscoe::scope::project_id(&hooks.project);
+    let body = br#"{"ref":"main"}"#;
+    // The file came with the project (a pull, a shared folder): nobody holding roscoe:exec approved it.
+    let first = signed(RELEASE_SECRET, now(), body, Some("d-repo"));
+    let (status, refused) = hooks.post(&project, "echo", &first, body).await;
+    assert_eq!((status, refused["code"].as_str()), (403, Some("insufficient_scope")), "{refused}");
+    assert!(refused["error"].as_str().unwrap().contains("approve"), "{refused}");
+    assert!(hooks.runs(&project, "echo").await.is_empty(), "nothing started");
+    // Saved through the REST API by an exec holder: approved, and the same delivery (given back) now starts the run.
+    let saved = http()
+        .put(hooks.served.url(&format!("/api/workflows/echo?project={project}")))
+        .bearer_auth(&hooks.exec)
+        .json(&json!({ "yaml": ECHO }))
+        .send()
+        .await
+        .unwrap();
+    assert!(saved.status().is_success(), "{}", saved.text().await.unwrap());
+    let again = signed(RELEASE_SECRET, now(), body, Some("d-repo"));
+    let (status, started) = hooks.post(&project, "echo", &again, body).await;
+    assert_eq!(status, 202, "{started}");
+    let history = hooks.completed(&project, started["runId"].as_str().unwrap()).await;
+    assert_eq!(history["nodes"][0]["output"]["stdout"], "main", "{history}");
 }
 
 /// The signing command docs/roscoe/guides/webhooks.md gives, run by bash with openssl (when the machine has it).
