@@ -115,6 +115,10 @@ impl Runs {
         validate_inputs(&prepared.workflow, Some(&input))
             .map_err(|m| Error::InvalidInput(format!("{m}; see the workflow's `inputs` (and its webhook `input:`)")))?;
 
+        let approved_text = match source {
+            Source::Repo => self.approved_text(&scope, id).await?,
+            Source::Global => None,
+        };
         let hook = format!("{project}/{id}");
         let link = |run_id: String, repeated: bool| {
             let url = self.link(&run_id, &scope).0;
@@ -128,10 +132,6 @@ impl Runs {
             principal_id: format!("webhook:{id}"),
             name: format!("webhook:{id}"),
             may_exec: source == Source::Global,
-        };
-        let approved_text = match source {
-            Source::Repo => self.approved_text(&scope, id).await?,
-            Source::Global => None,
         };
         let start = StartRequest { scope: &scope, id, source: Some(source), input: Some(&input), actor: &actor };
         let options = StartOptions { execution: Some(Execution::Server), approved_text, ..StartOptions::default() };
