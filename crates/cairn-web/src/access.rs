@@ -151,6 +151,7 @@ pub const RULES: &[Rule] = &[
     rule("GET", "/workflows/{id}/edit", Page, READ),
     rule("POST", "/workflows/{id}/edit", Page, WRITE),
     rule("POST", "/workflows/{id}/start", Page, RUN),
+    rule("POST", "/workflows/{id}/schedules", Page, WRITE),
     rule("GET", "/runs", Page, READ),
     rule("GET", "/runs/{id}", Page, READ),
     rule("GET", "/runs/{id}/live", Page, READ),

@@ -48,6 +48,7 @@ pub(crate) fn routes(web: Web) -> Router {
         .route("/workflows/{id}", get(workflows::page))
         .route("/workflows/{id}/edit", get(editor::edit).post(editor::save))
         .route("/workflows/{id}/start", post(workflows::start))
+        .route("/workflows/{id}/schedules", post(workflows::schedules))
         .route("/runs", get(runs::list))
         .route("/runs/{id}", get(runs::page))
         .route("/runs/{id}/live", get(runs::live))

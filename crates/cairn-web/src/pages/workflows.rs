@@ -1,12 +1,12 @@
 //! Workflow pages: the list (source badge, shadowed marker, validation state; searched by id, name or description,
 //! a page of 25 by id) and one workflow (its graph as SVG,
 //! `crate::graph`, with a table of its nodes the graph links to, validation and lint, YAML, a form that starts a
-//! run).
+//! run, and its schedules with a Pause / Resume form).
 
 use askama::Template;
 use axum::extract::{Form, Path, Query, State};
 use axum::response::{Redirect, Response};
-use cairn_roscoe::{Source, Subject};
+use cairn_roscoe::{ScheduleView, Scope, Source, Subject};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -71,6 +71,37 @@ struct WorkflowPage {
     warnings: Vec<(String, String)>,
     graph: Graph,
     yaml: String,
+    /// Its `schedule` / `every` triggers.
+    schedules: Vec<ScheduleRow>,
+    /// Whether they are paused (the form offers Resume).
+    paused: bool,
+}
+
+/// One timed trigger on the workflow page.
+struct ScheduleRow {
+    trigger: String,
+    next: String,
+    paused: bool,
+    last_run: String,
+    skipped: i64,
+}
+
+impl From<ScheduleView> for ScheduleRow {
+    fn from(s: ScheduleView) -> Self {
+        let zone = s.timezone.map(|z| format!(" ({z})")).unwrap_or_default();
+        ScheduleRow {
+            trigger: format!("{} {}{zone}", s.kind, s.expression),
+            next: s.next.join(", "),
+            paused: s.paused,
+            last_run: s.last_run_id.unwrap_or_default(),
+            skipped: s.skipped_slots,
+        }
+    }
+}
+
+/// The scope a workflow's schedules live in: global for a global workflow, else the workspace's project.
+fn schedule_scope(ws: &Workspace, source: Source) -> Scope {
+    if source == Source::Global { Scope::Global } else { ws.scope.clone() }
 }
 
 /// `GET /workflows`.
@@ -136,13 +167,15 @@ pub(crate) async fn page(
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
     let layout = Layout::new(&web, &visit, &ws).await?;
     let roscoe = web.roscoe.clone();
+    let runs = web.runs.clone();
     let page = blocking(move || {
         let detail = roscoe.get_workflow(&ws.scope, &id, q.source)?;
+        let scheduled = schedule_scope(&ws, detail.source);
         let subject = Subject::Stored { id: id.clone(), source: Some(detail.source) };
         let linted = roscoe.lint_workflow(&ws.scope, &subject)?;
         let graph = roscoe.workflow_diagram(&ws.scope, &subject).map(Graph::from).unwrap_or_default();
         let text = |key: &str| detail.config.get(key).and_then(Value::as_str).unwrap_or_default().to_owned();
-        Ok(WorkflowPage {
+        let page = WorkflowPage {
             layout,
             name: text("name"),
             description: text("description"),
@@ -152,10 +185,49 @@ pub(crate) async fn page(
             graph,
             yaml: std::fs::read_to_string(&detail.path).unwrap_or_default(),
             id,
-        })
+            schedules: Vec::new(),
+            paused: false,
+        };
+        Ok((page, scheduled))
     })
     .await?;
+    let (mut page, scope) = page;
+    let shown = runs.schedules(&scope, Some(&page.id)).await?;
+    page.paused = shown.iter().any(|s| s.paused);
+    page.schedules = shown.into_iter().map(ScheduleRow::from).collect();
     Ok(html(&page))
+}
+
+/// The Pause / Resume form.
+#[derive(Debug, Deserialize)]
+pub(crate) struct SchedulesForm {
+    csrf: String,
+    /// `true` pauses the workflow's schedules, `false` resumes them (read after the form token is checked).
+    #[serde(default)]
+    paused: String,
+}
+
+/// `POST /workflows/{id}/schedules`: pauses or resumes the workflow's schedules, then shows its page again.
+pub(crate) async fn schedules(
+    State(web): State<Web>,
+    visit: Visit,
+    Path(id): Path<String>,
+    Query(q): Query<SourceParam>,
+    Form(form): Form<SchedulesForm>,
+) -> Result<Redirect, PageError> {
+    check_csrf(&web, &visit.headers, &form.csrf)?;
+    let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    let paused = match form.paused.as_str() {
+        "true" => true,
+        "false" => false,
+        other => {
+            let message = format!("paused must be true (pause) or false (resume), not '{other}'");
+            return Err(ApiError::roscoe(axum::http::StatusCode::BAD_REQUEST, "invalid_input", message).into());
+        }
+    };
+    let source = q.source.unwrap_or(Source::Repo);
+    web.runs.set_schedules_paused(&schedule_scope(&ws, source), &id, paused, &visit.actor()?).await?;
+    Ok(Redirect::to(&format!("/workflows/{id}?project={}&source={source}", ws.key)))
 }
 
 /// The start form.

@@ -25,6 +25,7 @@ mod lists;
 mod notifications;
 mod pages;
 mod rate_limits;
+mod schedules;
 mod sessions;
 mod signin_next;
 mod support;
