@@ -145,7 +145,7 @@ impl App {
         tracing::info!("  metrics        http://{local}/metrics  (Prometheus text; scope metrics:read)");
         tracing::info!("  OAuth metadata http://{local}/.well-known/oauth-protected-resource/<endpoint>");
         if self.require_auth || !self.extra_allowed_hosts.is_empty() {
-            tracing::info!("  every route but /healthz, assets and sign-in needs a token or a sign-in");
+            tracing::info!("  every route but /healthz, assets, sign-in and the webhooks needs a token or a sign-in");
         } else {
             tracing::info!("  loopback only: callers without a token act as the local person (--require-auth to change)");
         }
