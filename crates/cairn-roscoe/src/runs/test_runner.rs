@@ -392,13 +392,8 @@ impl Runs {
     /// When test run `owner` waits out a node's `delayMs`, ends the wait at once (a test does not keep time) and
     /// says so.
     async fn skip_delay(&self, owner: &RunRow, mocked: &Mocked<'_>, root_id: &str) -> Result<bool, Error> {
-        let open = {
-            let mut conn = self.inner.store.read().await?;
-            rows::open_node_run(&mut conn, &owner.id).await?
-        };
-        let Some(open) = open.filter(|open| open.phase.as_deref() == Some(DELAY_PHASE)) else {
-            return Ok(false);
-        };
+        let open = rows::open_node_run(&mut *self.inner.store.read().await?, &owner.id).await?;
+        let Some(open) = open.filter(|open| open.phase.as_deref() == Some(DELAY_PHASE)) else { return Ok(false) };
         let event = Event::TimerFired { node_run_id: open.id };
         self.drive_with(&owner.id, event, mocked, &mut Tree::unread(root_id)).await?;
         Ok(true)
