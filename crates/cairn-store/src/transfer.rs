@@ -16,6 +16,9 @@ pub const RUN_TABLES: &[(&str, &str)] = &[
     ("run_events", "run_id, seq"),
     ("run_timers", "run_id"),
     ("audit_events", "ts, id"),
+    ("workflow_schedules", "project_id, workflow_id, trigger_key"),
+    ("trigger_approvals", "project_id, workflow_id"),
+    ("webhook_deliveries", "hook, delivery_id"),
 ];
 
 /// One value of a row.
