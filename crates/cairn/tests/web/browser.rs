@@ -1,5 +1,6 @@
 //! The browser tests: `browser.mjs`, `decide.mjs`, `home.mjs`, `settings.mjs`, `editor.mjs`, `cross_port.mjs`,
-//! `runs_list.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real `cairn serve`.
+//! `runs_list.mjs`, `live_log.mjs` and `axe.mjs` (Node + playwright-core + Debian chromium) against a real `cairn
+//! serve`.
 //!
 //! `.ci/run` installs chromium and playwright-core (under `target/web-test`) first; a developer machine without
 //! them skips these tests with a note, but in CI (`CI=true`) a missing tool fails them. Screenshots go to
@@ -264,4 +265,40 @@ async fn the_runs_list_pages_and_searches_and_a_run_shows_its_log_its_comment_an
     let first = json_of(client.get(env.served.url(&format!("/api/runs/{echo}?project=global")))).await;
     let ask = first["nodes"].as_array().unwrap().iter().find(|n| n["nodeId"] == "ask").unwrap();
     assert_eq!(ask["output"]["comment"], "Looks right <to me>", "{ask}");
+}
+
+#[tokio::test]
+async fn a_running_scripts_log_follows_it_live_in_the_browser() {
+    if tools().is_none() {
+        return;
+    }
+    let env = start().await;
+    let gate = env.home.join("live-gate");
+    let live = format!(
+        "name: live\ninitial: talk\nnodes:\n  talk:\n    type: script\n    config:\n      command: |\n        \
+         echo first\n        i=0\n        while [ ! -e '{}' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n        \
+         echo second\n    transitions: {{ success: $end, failure: $fail }}\n",
+        gate.display()
+    );
+    std::fs::write(env.home.join("workflows/live.yaml"), live).unwrap();
+    // The start answers once the run stops (here: when the script ends), so it goes on beside the browser.
+    let started = http().post(env.served.url("/api/runs?project=global")).json(&json!({"workflowId": "live"}));
+    let starting = tokio::spawn(json_of(started));
+    let list = env.served.url("/api/runs?project=global");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let run = loop {
+        if let Some(id) = json_of(http().get(&list)).await[0]["id"].as_str() {
+            break id.to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "the run was never listed");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let vars = [
+        ("CAIRN_BASE", env.served.base.clone()),
+        ("LIVE_RUN", run),
+        ("GATE", gate.display().to_string()),
+    ];
+    run_script("live_log.mjs", &vars).await;
+    let ended = starting.await.unwrap();
+    assert_eq!(ended["status"], "completed", "{ended}");
 }
