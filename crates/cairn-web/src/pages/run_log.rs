@@ -93,6 +93,10 @@ pub(crate) async fn fragment(
     Query(q): Query<ProjectParam>,
 ) -> Result<Response, PageError> {
     let ws = Workspace::resolve(&web, q.project.as_deref()).await?;
+    // While it prints, that is all a poll reads; the run's history only once it ended (or before it printed).
+    if let Some(live) = web.runs.live_script_output(&ws.scope, &id, &node_run_id).await? {
+        return Ok(html(&LogFragment { log: ScriptLog::running(&id, &node_run_id, &ws.key, Some(live)) }));
+    }
     let history = web.runs.get_run_history(&ws.scope, &id).await?;
     let node = history.nodes.iter().find(|n| n["id"] == node_run_id.as_str()).ok_or_else(|| {
         PageError::from(ApiError::roscoe(

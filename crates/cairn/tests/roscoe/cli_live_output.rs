@@ -139,6 +139,10 @@ async fn a_scripts_lines_show_while_it_runs_at_the_terminal_and_on_the_run_page(
     assert!(!page.contains("log · live while it runs"), "the stored log once it ended: {page}");
     let fragment = page_with(&served.url(&poll), &["first\nsecond"]).await;
     assert!(!fragment.contains("hx-trigger"), "no more polling: {fragment}");
+    let unknown = reqwest::get(served.url(&format!("/runs/{run_id}/log/nosuch?project={project}"))).await.unwrap();
+    assert_eq!(unknown.status(), 404, "a node run the run does not have");
+    let elsewhere = reqwest::get(served.url(&poll.replace(&project, "global"))).await.unwrap();
+    assert_eq!(elsewhere.status(), 404, "the run is not in another workspace");
 }
 
 #[tokio::test]
