@@ -5,7 +5,7 @@
 //! that process writes once a second. Once a node run has ended its stored output is the whole of it
 //! ([`OutputFollower::finish`] gives what a follower had not seen). Nothing here writes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::time::Duration;
 
 use cairn_store::observe;
@@ -95,7 +95,8 @@ pub struct OutputFollower {
     root: Option<String>,
     /// Bytes passed on of each node run's streams.
     seen: HashMap<(String, Stream), u64>,
-    /// The attempt of each node run this process runs, as last read (a new one starts from nothing printed).
+    /// The attempt of each node run this process runs (or ran), as last read (a new one starts from nothing
+    /// printed); the store's rows of these are not read.
     attempts: HashMap<String, u64>,
     wake: watch::Receiver<u64>,
     next_poll: Instant,
@@ -155,7 +156,6 @@ impl OutputFollower {
         };
         let mut streams: Vec<(String, String, Stream, StreamTail)> = Vec::new();
         let local = self.runs.inner.live.of_tree(&root);
-        let here: HashSet<&str> = local.iter().map(|s| s.node_run_id.as_str()).collect();
         for script in &local {
             if self.attempts.insert(script.node_run_id.clone(), script.attempt).is_some_and(|a| a != script.attempt) {
                 for stream in Stream::BOTH {
@@ -170,8 +170,14 @@ impl OutputFollower {
             let mut conn = self.runs.inner.store.read().await?;
             let stored = rows::tree_script_output(&mut conn, &root).await?;
             self.next_poll = Instant::now() + POLL_EVERY;
-            for row in stored.iter().filter(|r| !here.contains(r.node_run_id.as_str())) {
+            // What this process runs is read above, at once: its rows lag behind.
+            for row in stored.iter().filter(|r| !self.attempts.contains_key(&r.node_run_id)) {
                 let stream = if row.stream == "stdout" { Stream::Stdout } else { Stream::Stderr };
+                let seen = self.seen.entry((row.node_run_id.clone(), stream)).or_insert(0);
+                if u64::try_from(row.total_bytes).is_ok_and(|total| total < *seen) {
+                    // Fewer bytes than already passed on: the script began again (a retry).
+                    *seen = 0;
+                }
                 streams.push((row.node_run_id.clone(), row.node_id.clone(), stream, StreamTail::of_row(row)));
             }
         }
