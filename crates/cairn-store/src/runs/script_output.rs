@@ -161,6 +161,8 @@ mod tests {
         store.write(put_script_output(&[stream("stdout", "one\n", 4), stream("stderr", "oops\n", 5)])).await.unwrap();
         store.write(put_script_output(&[stream("stdout", "one\ntwo\n", 8)])).await.unwrap();
         let mut conn = store.read().await.unwrap();
+        let run = crate::runs::get_run(&mut conn, "r1").await.unwrap().unwrap();
+        assert_eq!(run, run_row("r1", "p", 1), "the run's row (and its version) is untouched");
         let rows = script_output(&mut conn, "n1").await.unwrap();
         assert_eq!(rows, [stream("stdout", "one\ntwo\n", 8), stream("stderr", "oops\n", 5)], "stdout first, replaced");
         assert_eq!(tree_script_output(&mut conn, "r1").await.unwrap(), rows, "the tree's running scripts");
