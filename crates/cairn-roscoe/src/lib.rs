@@ -62,7 +62,7 @@ pub use error::{Error, Referrer};
 pub use reach::Reach;
 pub use scope::Scope;
 pub use service::check::{Linted, Validated};
-pub use service::crud::{Created, Deleted, References, Updated, WorkflowDetail, WorkflowSummary};
+pub use service::crud::{Created, Deleted, References, TriggerState, Updated, WorkflowDetail, WorkflowSummary};
 pub use service::relocate::{Duplicated, Moved, Renamed};
 pub use service::settings::{Settings, SettingsFile};
 pub use service::{Body, LintWarning, Service, Subject};

@@ -13,6 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
+use crate::definition::Trigger;
 use crate::error::Error;
 use crate::references::subworkflow_targets;
 use crate::sources::Located;
@@ -21,7 +22,7 @@ use crate::sources::Located;
 const SETTLE: Duration = Duration::from_millis(100);
 
 /// The listed fields of one workflow file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Heading {
     /// `name`, when the file has a string one.
     pub(crate) name: Option<String>,
@@ -31,6 +32,8 @@ pub(crate) struct Heading {
     pub(crate) error: Option<String>,
     /// The workflow ids its subworkflow nodes call.
     pub(crate) calls: Vec<String>,
+    /// Its triggers, when it has some and is valid.
+    pub(crate) triggers: Vec<Trigger>,
 }
 
 /// size, mtime (s, ns), inode.
@@ -71,19 +74,26 @@ impl Summaries {
 /// Reads and parses the file.
 fn read(located: &Located) -> Heading {
     let parsed = located.read().and_then(|text| {
-        crate::definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
+        let doc = crate::definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
             message: format!("not valid YAML: {message}"),
             details: Vec::new(),
-        })
+        })?;
+        Ok((doc, text))
     });
     match parsed {
-        Ok(doc) => {
+        Ok((doc, text)) => {
             let field = |key: &str| doc.value.get(key).and_then(Value::as_str).map(str::to_owned);
+            // Only a file with triggers is validated (for them).
+            let triggers = match doc.value.get("triggers") {
+                Some(_) => crate::definition::parse(&text, Some(&located.id)).map(|w| w.triggers).unwrap_or_default(),
+                None => Vec::new(),
+            };
             Heading {
                 name: field("name"),
                 description: field("description"),
                 error: (!doc.value.is_object()).then(|| "the file is not a YAML mapping".to_owned()),
                 calls: subworkflow_targets(&doc.value),
+                triggers,
             }
         }
         Err(e) => Heading { error: Some(e.to_string()), ..Heading::default() },

@@ -19,7 +19,7 @@
 //! change, so a scheduled start of one with `script` nodes is refused (and logged) unless the file is the text an
 //! exec holder approved (`trigger_exec.rs`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,6 +34,7 @@ use crate::definition::Trigger;
 use crate::engine::Execution;
 use crate::error::Error;
 use crate::scope::{Scope, project_id};
+use crate::service::crud::{TriggerState, WorkflowDetail, WorkflowSummary};
 use crate::source::Source;
 use crate::sources::Sources;
 
@@ -332,6 +333,57 @@ impl Runs {
         let action = if paused { "pause_schedule" } else { "resume_schedule" };
         self.record(actor, action, &super::workflow_subject(scope, id), json!({})).await?;
         self.schedules(scope, Some(id)).await
+    }
+}
+
+impl Runs {
+    /// `list_workflows` with each timed trigger marked paused where its workflow's schedules are. Blocks: call it
+    /// where blocking is allowed (the tools call it off the async threads).
+    pub fn list_workflows(&self, scope: &Scope, source: Option<Source>) -> Result<Vec<WorkflowSummary>, Error> {
+        let mut listed = self.inner.service.list_workflows(scope, source)?;
+        if listed.iter().any(|w| !w.triggers.is_empty()) {
+            let paused = self.paused_workflows(scope)?;
+            for w in &mut listed {
+                mark(&mut w.triggers, paused.contains(&(w.source, w.id.clone())));
+            }
+        }
+        Ok(listed)
+    }
+
+    /// `get_workflow` with its timed triggers marked paused when its schedules are. Blocks, as
+    /// [`Runs::list_workflows`].
+    pub fn get_workflow(&self, scope: &Scope, id: &str, source: Option<Source>) -> Result<WorkflowDetail, Error> {
+        let mut detail = self.inner.service.get_workflow(scope, id, source)?;
+        if !detail.trigger_states.is_empty() {
+            let paused = self.paused_workflows(scope)?.contains(&(detail.source, id.to_owned()));
+            mark(&mut detail.trigger_states, paused);
+        }
+        Ok(detail)
+    }
+
+    /// The workflows of `scope`'s sources whose schedules are paused, by source and id.
+    fn paused_workflows(&self, scope: &Scope) -> Result<BTreeSet<(Source, String)>, Error> {
+        let read = async {
+            let mut conn = self.inner.store.read().await?;
+            let mut paused = BTreeSet::new();
+            for (source, project) in [(Source::Global, ""), (Source::Repo, scope.project_id())] {
+                if source == Source::Repo && project.is_empty() {
+                    continue;
+                }
+                for row in rows::schedules(&mut conn, project).await?.into_iter().filter(|r| r.paused) {
+                    paused.insert((source, row.workflow_id));
+                }
+            }
+            Ok::<_, Error>(paused)
+        };
+        tokio::runtime::Handle::current().block_on(read)
+    }
+}
+
+/// Marks the timed ones of `triggers` paused when `paused`.
+fn mark(triggers: &mut [TriggerState], paused: bool) {
+    for t in triggers.iter_mut().filter(|t| t.kind != "webhook") {
+        t.paused = paused;
     }
 }
 

@@ -10,7 +10,8 @@ use serde_json::{Map, Value};
 
 use super::{Body, FileRefs, LintWarning, Service, detail};
 use crate::actor::Actor;
-use crate::definition::{self, Options};
+use crate::clock::{now_ms, rfc3339};
+use crate::definition::{self, Options, Trigger};
 use crate::error::{Error, Referrer};
 use crate::files::write_atomic;
 use crate::references::subworkflow_refs;
@@ -35,6 +36,43 @@ pub struct WorkflowSummary {
     /// Why the file cannot be read, so it can be found and fixed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Its triggers (a valid workflow's), with when each timed one fires next.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub triggers: Vec<TriggerState>,
+}
+
+/// A workflow's trigger as `list_workflows` and `get_workflow` show it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TriggerState {
+    /// `schedule`, `every` or `webhook`.
+    pub kind: &'static str,
+    /// The cron expression, the interval, or the webhook secret's variable.
+    pub expression: String,
+    /// A schedule's time zone (`UTC` when it names none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// When a schedule or interval fires next (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_fire_at: Option<String>,
+    /// Whether its schedules are paused (`roscoe schedules pause`); always false for a webhook.
+    pub paused: bool,
+}
+
+impl TriggerState {
+    /// `trigger` as of now, not paused (the run facade, which reads the schedules' state, marks paused ones).
+    pub(crate) fn of(trigger: &Trigger) -> TriggerState {
+        TriggerState {
+            kind: trigger.kind(),
+            expression: trigger.expression().to_owned(),
+            timezone: match trigger {
+                Trigger::Schedule { timezone, .. } => Some(timezone.clone().unwrap_or_else(|| "UTC".into())),
+                _ => None,
+            },
+            next_fire_at: trigger.next_after(now_ms()).map(rfc3339),
+            paused: false,
+        }
+    }
 }
 
 /// `get_workflow`: the workflow as written, plus where it lives.
@@ -47,6 +85,9 @@ pub struct WorkflowDetail {
     pub source: Source,
     /// Its file.
     pub path: PathBuf,
+    /// Its triggers, with when each timed one fires next (`triggers` above is the file's text).
+    #[serde(rename = "triggerStates", skip_serializing_if = "Vec::is_empty")]
+    pub trigger_states: Vec<TriggerState>,
 }
 
 /// `create_workflow`.
@@ -126,6 +167,7 @@ impl Service {
                     source: l.source,
                     shadowed: l.source == Source::Global && repo_ids.contains(l.id.as_str()),
                     error: None,
+                    triggers: Vec::new(),
                 };
                 let heading = self.summaries.heading(l);
                 if let Some(name) = heading.name {
@@ -133,6 +175,7 @@ impl Service {
                 }
                 summary.description = heading.description;
                 summary.error = heading.error;
+                summary.triggers = heading.triggers.iter().map(TriggerState::of).collect();
                 summary
             })
             .collect())
@@ -154,7 +197,7 @@ impl Service {
                 ..Options::default()
             },
         );
-        if validation.workflow.is_none() {
+        let Some(workflow) = validation.workflow else {
             return Err(Error::InvalidConfig {
                 message: format!(
                     "{} is not a valid workflow; fix every entry of `details`",
@@ -162,7 +205,7 @@ impl Service {
                 ),
                 details: validation.diagnostics.iter().map(detail).collect(),
             });
-        }
+        };
         let doc = definition::read_yaml(&text).map_err(|message| Error::InvalidConfig {
             message,
             details: Vec::new(),
@@ -179,6 +222,7 @@ impl Service {
             config: named,
             source: located.source,
             path: located.path,
+            trigger_states: workflow.triggers.iter().map(TriggerState::of).collect(),
         })
     }
 

@@ -26,9 +26,8 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         Err(error) => return error,
     };
     let source = source(params.source);
+    let runs = server.runs.clone();
     server
-        .run(params.scope(), move |service, scope| {
-            service.get_workflow(scope, &params.id, source)
-        })
+        .run(params.scope(), move |_, scope| runs.get_workflow(scope, &params.id, source))
         .await
 }

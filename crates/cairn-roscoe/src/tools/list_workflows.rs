@@ -27,9 +27,8 @@ pub(crate) async fn call(server: &RoscoeServer, args: Option<JsonObject>) -> Cal
         Err(error) => return error,
     };
     let source = source(params.source);
+    let runs = server.runs.clone();
     server
-        .run(params.scope(), move |service, scope| {
-            service.list_workflows(scope, source)
-        })
+        .run(params.scope(), move |_, scope| runs.list_workflows(scope, source))
         .await
 }

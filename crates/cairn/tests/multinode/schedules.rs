@@ -1,7 +1,7 @@
 //! Schedules: a workflow with `every: 2s` on two `cairn serve` nodes of one database starts one run per slot, never
 //! two (each run's `schedule` action names its slot); after every server was down for 10 s the first look starts one
-//! catch-up run and says how many slots it skipped; `roscoe schedules pause` stops new runs and `resume` restarts
-//! them. On SQLite the nodes share one file; with `CAIRN_TEST_POSTGRES_URL` they share a PostgreSQL database.
+//! catch-up run and says how many slots it skipped; `roscoe schedules pause` stops new runs (and `list_workflows` and
+//! `get_workflow` show the trigger paused, with its next fire time) and `resume` restarts them. On SQLite the nodes share one file; with `CAIRN_TEST_POSTGRES_URL` they share a PostgreSQL database.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -143,6 +143,14 @@ async fn a_paused_schedule_starts_nothing_until_resumed() {
     assert_eq!(paused[0]["paused"], true, "{paused}");
     let table = cluster.roscoe("a", &["schedules", "list", "--global"]).await;
     assert!(table.contains("every 2s") && table.contains("yes"), "{table}");
+    let listed = client.ok("list_workflows", json!({"global": true})).await;
+    let tick = listed["result"].as_array().unwrap().iter().find(|w| w["id"] == "tick").cloned().unwrap();
+    assert_eq!(tick["triggers"][0]["kind"], "every", "{tick}");
+    assert_eq!(tick["triggers"][0]["expression"], "2s", "{tick}");
+    assert_eq!(tick["triggers"][0]["paused"], true, "{tick}");
+    assert!(tick["triggers"][0]["nextFireAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{tick}");
+    let detail = client.ok("get_workflow", json!({"global": true, "id": "tick"})).await;
+    assert_eq!(detail["triggerStates"][0]["paused"], true, "{detail}");
     // A slot claimed just before the pause may still be starting its run: count from a moment later.
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let held = scheduled_runs(&client).await.len();
@@ -152,6 +160,8 @@ async fn a_paused_schedule_starts_nothing_until_resumed() {
     let resumed: Value =
         serde_json::from_str(&cluster.roscoe("a", &["schedules", "resume", "tick", "--global", "--json"]).await).unwrap();
     assert_eq!(resumed[0]["paused"], false, "{resumed}");
+    let detail = client.ok("get_workflow", json!({"global": true, "id": "tick"})).await;
+    assert_eq!(detail["triggerStates"][0]["paused"], false, "{detail}");
     let runs = at_least(&client, held + 1).await;
     one_run_per_slot(&runs);
     assert!(runs.iter().all(|r| r.skipped == 0), "the slots missed while paused are not caught up");
