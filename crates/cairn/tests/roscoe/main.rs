@@ -26,6 +26,7 @@ mod docs;
 mod hostile_input;
 mod http_scope;
 mod duplicate_keys;
+mod elicitation;
 mod engine_bounds;
 mod isolation;
 mod malformed;
