@@ -1,10 +1,13 @@
 //! The workflow page's schedules: a workflow with a `schedule` trigger shows it with its next fire times, and the
 //! Pause / Resume form (with its form token) pauses and resumes it, as `roscoe schedules list` then shows; a post
-//! without the page's token changes nothing.
+//! without the page's token changes nothing. And a served project's scheduled repo workflow runs its script only
+//! once its text is approved by someone who may run scripts.
+
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Browser, Env, http, start};
+use crate::support::{Browser, Env, http, start, start_serving};
 
 /// A global workflow run at 03:00 UTC every day (never during the test).
 const NIGHTLY: &str = "name: nightly\ntriggers:\n  - schedule: '0 3 * * *'\ninitial: ask\nnodes:\n  ask:\n    type: human\n    \
@@ -54,4 +57,35 @@ async fn the_workflow_page_pauses_and_resumes_its_schedules() {
     assert!(!listed_paused(&env));
     let (_, page) = browser.get(&env, PAGE).await;
     assert!(page.contains(">active<") && page.contains("Pause schedules"), "{page}");
+}
+
+/// A repo workflow whose script leaves a mark, started every second.
+const MARK: &str = "name: mark\ntriggers:\n  - every: 1s\ninitial: touch\nnodes:\n  touch:\n    type: script\n    \
+    config: { command: 'echo ran >> scheduled.log' }\n    transitions: { success: $end, failure: $fail }\n";
+
+#[tokio::test]
+async fn a_scheduled_repo_script_runs_only_on_an_approved_text() {
+    let (env, root) = start_serving("shop").await;
+    std::fs::write(root.join(".roscoe/workflows/mark.yaml"), MARK).unwrap();
+    let marks = root.join("scheduled.log");
+    let begun = Instant::now();
+    while !env.served.log().contains("could not start its run") {
+        assert!(begun.elapsed() < Duration::from_secs(60), "no refusal logged: {}", env.served.log());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(env.served.log().contains("roscoe schedules approve mark"), "the refusal says how: {}", env.served.log());
+    assert!(!marks.exists(), "an unapproved repo script never runs");
+
+    let out = env.cairn().args(["roscoe", "schedules", "approve", "mark", "--cwd", root.to_str().unwrap()]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let begun = Instant::now();
+    while !marks.exists() {
+        assert!(begun.elapsed() < Duration::from_secs(60), "the approved script never ran: {}", env.served.log());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // Any other text is not approved: an edit stops the script again.
+    std::fs::write(root.join(".roscoe/workflows/mark.yaml"), MARK.replace("echo ran", "echo edited")).unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let text = std::fs::read_to_string(&marks).unwrap();
+    assert!(!text.contains("edited"), "an edited file runs on no old approval: {text}");
 }
