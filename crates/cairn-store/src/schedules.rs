@@ -128,7 +128,12 @@ pub async fn set_schedule_run(
 }
 
 /// Pauses every schedule of workflow `workflow_id` in `project_id`; returns how many rows it changed.
-pub async fn pause_schedules(conn: &mut Connection, project_id: &str, workflow_id: &str, now: i64) -> Result<u64, Error> {
+pub async fn pause_schedules(
+    conn: &mut Connection,
+    project_id: &str,
+    workflow_id: &str,
+    now: i64,
+) -> Result<u64, Error> {
     let done = sqlx::query(
         "UPDATE workflow_schedules SET paused = 1, updated_at = $3 \
          WHERE project_id = $1 AND workflow_id = $2 AND paused = 0",
@@ -143,7 +148,12 @@ pub async fn pause_schedules(conn: &mut Connection, project_id: &str, workflow_i
 
 /// Resumes every paused schedule of workflow `workflow_id` in `project_id` from `now` (the slots that passed while
 /// it was paused start nothing); returns how many rows it changed.
-pub async fn resume_schedules(conn: &mut Connection, project_id: &str, workflow_id: &str, now: i64) -> Result<u64, Error> {
+pub async fn resume_schedules(
+    conn: &mut Connection,
+    project_id: &str,
+    workflow_id: &str,
+    now: i64,
+) -> Result<u64, Error> {
     let done = sqlx::query(
         "UPDATE workflow_schedules SET paused = 0, last_slot = $3, updated_at = $3 \
          WHERE project_id = $1 AND workflow_id = $2 AND paused = 1",
@@ -214,7 +224,8 @@ mod tests {
         assert!(claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap());
         assert!(!claim_slot(&mut tx, &claim(1_000, 2_000)).await.unwrap(), "the second claimer read an old slot");
         assert!(claim_slot(&mut tx, &claim(2_000, 10_000)).await.unwrap());
-        assert!(claim_slot(&mut tx, &claim(10_000, 12_000)).await.unwrap(), "a slot on time keeps the catch-up's count");
+        let on_time = claim_slot(&mut tx, &claim(10_000, 12_000)).await.unwrap();
+        assert!(on_time, "a slot on time keeps the catch-up's count");
         set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 2_000, "r1").await.unwrap();
         set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 10_000, "r3").await.unwrap();
         set_schedule_run(&mut tx, ("p", "nightly", "every 2s"), 10_000, "r4").await.unwrap();

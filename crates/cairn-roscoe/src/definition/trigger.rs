@@ -131,7 +131,9 @@ pub fn interval_ms(text: &str) -> Result<u64, String> {
     };
     let ms = number.parse::<u64>().ok().filter(|_| scale > 0).and_then(|n| n.checked_mul(scale));
     match ms {
-        None => Err(format!("every `{text}` is not a duration; write a whole number and a unit: ms, s, m, h or d, e.g. 30s")),
+        None => Err(format!(
+            "every `{text}` is not a duration; write a whole number and a unit: ms, s, m, h or d, e.g. 30s"
+        )),
         Some(ms) if ms < MIN_EVERY_MS => Err(format!("every `{text}` is shorter than a second; write 1s or more")),
         Some(ms) => Ok(ms),
     }
@@ -167,7 +169,9 @@ mod tests {
         assert_eq!(interval_ms("15m"), Ok(900_000));
         assert_eq!(interval_ms("2h"), Ok(7_200_000));
         assert_eq!(interval_ms("1d"), Ok(86_400_000));
-        assert!(interval_ms("s").is_err() && interval_ms("1.5s").is_err() && interval_ms("99999999999999999d").is_err());
+        for bad in ["s", "1.5s", "99999999999999999d"] {
+            assert!(interval_ms(bad).is_err(), "{bad}");
+        }
         assert!(is_webhook_secret_name("ROSCOE_HOOK_A1_B") && !is_webhook_secret_name("ROSCOE_HOOK_"));
         assert!(!is_webhook_secret_name("ROSCOE_HOOK_lower"));
     }

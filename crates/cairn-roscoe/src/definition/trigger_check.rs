@@ -53,7 +53,8 @@ fn read_one(entry: &Value, workflow: &Workflow, at: &str, problem: &mut Problem<
         problem(format!("{at}/timezone"), "`timezone` belongs to a `schedule`; remove it".to_owned());
     }
     if kind == "webhook" && entry.get("input").is_some() {
-        problem(format!("{at}/input"), "a webhook's input goes under `webhook:` (webhook: { secret_env, input })".into());
+        let fix = "a webhook's input goes under `webhook:` (webhook: { secret_env, input })";
+        problem(format!("{at}/input"), fix.into());
     }
     match kind {
         "schedule" => {

@@ -310,7 +310,8 @@ impl Runs {
         actor: &Actor,
     ) -> Result<Vec<ScheduleView>, Error> {
         let Some(workflow) = self.scheduled(scope).into_iter().find(|w| w.id == id) else {
-            let place = if scope.root().is_some() { "this project's .roscoe/workflows" } else { "the global workflows" };
+            let place =
+                if scope.root().is_some() { "this project's .roscoe/workflows" } else { "the global workflows" };
             return Err(Error::refused(
                 "not_found",
                 format!(

@@ -43,7 +43,8 @@ pub(super) async fn run(ctx: &Ctx, command: SchedulesCommand) -> anyhow::Result<
             return out.print_json(&approved);
         }
         let short = approved.text_sha256.get(..12).unwrap_or_default();
-        out.note(&format!("{} approved {workflow} (text {short}…) for the runs its triggers start", out.paint(Paint::Green, "✓")));
+        let tick = out.paint(Paint::Green, "✓");
+        out.note(&format!("{tick} approved {workflow} (text {short}…) for the runs its triggers start"));
         return Ok(());
     }
     let (shown, note) = match command {

@@ -1,7 +1,8 @@
 //! Schedules: a workflow with `every: 2s` on two `cairn serve` nodes of one database starts one run per slot, never
 //! two (each run's `schedule` action names its slot); after every server was down for 10 s the first look starts one
 //! catch-up run and says how many slots it skipped; `roscoe schedules pause` stops new runs (and `list_workflows` and
-//! `get_workflow` show the trigger paused, with its next fire time) and `resume` restarts them. On SQLite the nodes share one file; with `CAIRN_TEST_POSTGRES_URL` they share a PostgreSQL database.
+//! `get_workflow` show the trigger paused, with its next fire time) and `resume` restarts them. On SQLite the nodes
+//! share one file; with `CAIRN_TEST_POSTGRES_URL` they share a PostgreSQL database.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -68,7 +69,8 @@ async fn at_least(client: &Client, count: usize) -> Vec<Scheduled> {
 /// The slots are distinct multiples of 2 s: no slot started two runs.
 fn one_run_per_slot(runs: &[Scheduled]) {
     let slots: BTreeSet<i64> = runs.iter().map(|r| r.slot_ms).collect();
-    assert_eq!(slots.len(), runs.len(), "a slot started two runs: {:?}", runs.iter().map(|r| r.slot_ms).collect::<Vec<_>>());
+    let all: Vec<i64> = runs.iter().map(|r| r.slot_ms).collect();
+    assert_eq!(slots.len(), runs.len(), "a slot started two runs: {all:?}");
     assert!(slots.iter().all(|s| s % 2000 == 0), "slots fall on multiples of the interval: {slots:?}");
 }
 
@@ -117,14 +119,16 @@ async fn after_every_server_was_down_one_catch_up_run_starts() {
     let runs = at_least(&client, before.len() + 1).await;
     one_run_per_slot(&runs);
     let catch_up: Vec<&Scheduled> = runs.iter().filter(|r| r.slot_ms > killed_after && r.skipped > 0).collect();
-    assert_eq!(catch_up.len(), 1, "one catch-up run: {:?}", runs.iter().map(|r| (r.slot_ms, r.skipped)).collect::<Vec<_>>());
+    let all: Vec<(i64, i64)> = runs.iter().map(|r| (r.slot_ms, r.skipped)).collect();
+    assert_eq!(catch_up.len(), 1, "one catch-up run: {all:?}");
     let catch_up = catch_up[0];
     // About 10 s down at 2 s a slot: some four slots skipped (loosely: at least three).
     assert!(catch_up.skipped >= 3, "skipped {}", catch_up.skipped);
     let between = runs.iter().filter(|r| r.slot_ms > killed_after && r.slot_ms < catch_up.slot_ms).count();
     assert_eq!(between, 0, "no run for the slots passed over");
 
-    let listed: Value = serde_json::from_str(&cluster.roscoe("a", &["schedules", "list", "--global", "--json"]).await).unwrap();
+    let listed = cluster.roscoe("a", &["schedules", "list", "--global", "--json"]).await;
+    let listed: Value = serde_json::from_str(&listed).unwrap();
     assert_eq!(listed[0]["workflowId"], "tick", "{listed}");
     assert_eq!(listed[0]["skippedSlots"], catch_up.skipped, "the list shows what the catch-up skipped: {listed}");
     client.close().await;
@@ -138,8 +142,8 @@ async fn a_paused_schedule_starts_nothing_until_resumed() {
     let client = Client::http(&a.url("/roscoe/mcp"), None).await;
     at_least(&client, 1).await;
 
-    let paused: Value =
-        serde_json::from_str(&cluster.roscoe("a", &["schedules", "pause", "tick", "--global", "--json"]).await).unwrap();
+    let paused = cluster.roscoe("a", &["schedules", "pause", "tick", "--global", "--json"]).await;
+    let paused: Value = serde_json::from_str(&paused).unwrap();
     assert_eq!(paused[0]["paused"], true, "{paused}");
     let table = cluster.roscoe("a", &["schedules", "list", "--global"]).await;
     assert!(table.contains("every 2s") && table.contains("yes"), "{table}");
@@ -157,8 +161,8 @@ async fn a_paused_schedule_starts_nothing_until_resumed() {
     tokio::time::sleep(Duration::from_secs(6)).await;
     assert_eq!(scheduled_runs(&client).await.len(), held, "a paused schedule started a run");
 
-    let resumed: Value =
-        serde_json::from_str(&cluster.roscoe("a", &["schedules", "resume", "tick", "--global", "--json"]).await).unwrap();
+    let resumed = cluster.roscoe("a", &["schedules", "resume", "tick", "--global", "--json"]).await;
+    let resumed: Value = serde_json::from_str(&resumed).unwrap();
     assert_eq!(resumed[0]["paused"], false, "{resumed}");
     let detail = client.ok("get_workflow", json!({"global": true, "id": "tick"})).await;
     assert_eq!(detail["triggerStates"][0]["paused"], false, "{detail}");

@@ -10,8 +10,8 @@ use serde_json::Value;
 use crate::support::{Browser, Env, http, start, start_serving};
 
 /// A global workflow run at 03:00 UTC every day (never during the test).
-const NIGHTLY: &str = "name: nightly\ntriggers:\n  - schedule: '0 3 * * *'\ninitial: ask\nnodes:\n  ask:\n    type: human\n    \
-    config: { prompt: Go? }\n    transitions: { go: $end }\n";
+const NIGHTLY: &str = "name: nightly\ntriggers:\n  - schedule: '0 3 * * *'\ninitial: ask\nnodes:\n  ask:\n    \
+    type: human\n    config: { prompt: Go? }\n    transitions: { go: $end }\n";
 
 const PAGE: &str = "/workflows/nightly?project=global&source=global";
 const FORM: &str = "/workflows/nightly/schedules?project=global&source=global";
@@ -76,7 +76,8 @@ async fn a_scheduled_repo_script_runs_only_on_an_approved_text() {
     assert!(env.served.log().contains("roscoe schedules approve mark"), "the refusal says how: {}", env.served.log());
     assert!(!marks.exists(), "an unapproved repo script never runs");
 
-    let out = env.cairn().args(["roscoe", "schedules", "approve", "mark", "--cwd", root.to_str().unwrap()]).output().unwrap();
+    let approve = ["roscoe", "schedules", "approve", "mark", "--cwd", root.to_str().unwrap()];
+    let out = env.cairn().args(approve).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let begun = Instant::now();
     while !marks.exists() {
