@@ -64,7 +64,7 @@ pub(super) async fn drive(ctx: &Ctx, run_id: &str, first: Action, mode: Mode) ->
             ("running", _) => {
                 // Another process drives it: shown while it goes on (the spinner, `--verbose`'s script lines).
                 progress.resume();
-                wait_for_change(ctx, run_id).await?;
+                wait_for_change(ctx, run_id, "running").await?;
                 action = Action::Look;
             }
             ("paused", None) if result.resumes_at.is_some() => {
@@ -126,15 +126,21 @@ async fn wait_for_delay(ctx: &Ctx, run_id: &str, until: &str) -> anyhow::Result<
     let left = u64::try_from(due - chrono::Utc::now().timestamp_millis()).unwrap_or(0);
     ctx.out.note(&format!("⏳ Run {run_id} waits until {until} before its next step (delayMs)"));
     tokio::select! {
-        changed = wait_for_change(ctx, run_id) => changed,
+        changed = wait_for_change(ctx, run_id, "paused") => changed,
         () = tokio::time::sleep(std::time::Duration::from_millis(left + 5)) => Ok(()),
     }
 }
 
-/// Waits until run `run_id`'s tree changes (another process drives it); Ctrl-C stops watching.
-async fn wait_for_change(ctx: &Ctx, run_id: &str) -> anyhow::Result<()> {
+/// Waits until run `run_id`'s tree changes (another process or a background task drives it), the run last seen
+/// `status`; Ctrl-C stops watching.
+async fn wait_for_change(ctx: &Ctx, run_id: &str, status: &str) -> anyhow::Result<()> {
     let runs: &Runs = &ctx.runs;
     let seen = runs.tree_event_count(run_id).await.map_err(|e| Exit::from_facade(&e))?;
+    // A change made between the answer that said `status` and this count is not waited for.
+    let now = runs.get_run_status(&ctx.scope, run_id).await.map_err(|e| Exit::from_facade(&e))?;
+    if now.status != status {
+        return Ok(());
+    }
     let mut watcher = runs.watch_tree(run_id.to_owned(), seen);
     tokio::select! {
         changed = watcher.changed() => changed.map_err(|e| Exit::from_facade(&e).into()),

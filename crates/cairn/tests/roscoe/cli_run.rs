@@ -229,10 +229,13 @@ async fn a_run_started_in_the_terminal_is_answered_in_cairn_serve() {
 async fn roscoe_run_waits_out_a_delay_and_goes_on() {
     let env = Env::new();
     let repo = env.repo("project");
-    let pause = "name: pause\ninitial: later\nnodes:\n  later:\n    type: condition\n    config: { expression: 'true', delayMs: 1500 }\n    transitions: { 'true': $end, 'false': $fail }\n";
+    // A script after the wait: it runs in the background of the look that fires the timer, and the command waits
+    // for it.
+    let pause = "name: pause\ninitial: later\nnodes:\n  later:\n    type: script\n    config: { command: 'echo done', delayMs: 1500 }\n    transitions: { success: $end, failure: $fail }\n";
     write_workflow(&repo, "pause", pause);
     let done = env.roscoe(&repo, &["run", "pause", "--json"]).await;
     assert_eq!(done.code, 0, "{done:?}");
     assert_eq!(done.json()["status"], "completed", "{done:?}");
+    assert_eq!(done.json()["output"]["stdout"], "done\n", "{done:?}");
     assert!(done.stderr.contains("waits until") && done.stderr.contains("delayMs"), "{}", done.stderr);
 }
