@@ -24,13 +24,14 @@ mod fork;
 mod launch;
 mod lease;
 mod live_output;
-mod notify;
 mod output_follower;
+mod notify;
 pub mod observe;
 mod processes;
 mod prepare;
 mod prices;
 mod providers;
+mod scheduler;
 mod script_runner;
 mod server_runs;
 pub(crate) mod settings;
@@ -68,10 +69,11 @@ use definition_cache::DefinitionCache;
 use effects::Executor;
 use tree::Tree;
 
-pub use ask_person::AskPerson;
 pub use followed::{NodeState, following};
+pub use ask_person::AskPerson;
 pub use live_output::{Stream, StreamTail, TAIL_BYTES};
 pub use output_follower::{LiveLog, OutputFollower, ScriptText};
+pub use scheduler::ScheduleView;
 pub use start::{StartOptions, StartRequest};
 pub use test_runner::{RunFailure, TestOutcome, TestRequest};
 pub use notify::{Delivery, DeliveryAttempt, EVENT_HEADER};
@@ -111,10 +113,10 @@ struct Inner {
     server_slots: Arc<tokio::sync::Semaphore>,
     /// Run trees (by root id) with model calls in flight here, and the switch that abandons them.
     inflight: Mutex<HashMap<String, tokio::sync::watch::Sender<bool>>>,
-    /// The scripts this process runs now, with what they printed so far.
-    live: live_output::LiveScripts,
     /// Where run notifications go: the global `roscoe.yaml`'s `notify` targets, read once at start.
     notify: Vec<notify::targets::NotifyTarget>,
+    /// The scripts this process runs now, with what they printed so far.
+    live: live_output::LiveScripts,
 }
 
 /// What `list_runs` selects.
@@ -152,8 +154,8 @@ impl Runs {
                 pid: std::process::id(),
                 server_slots: Arc::new(tokio::sync::Semaphore::new(limits.per_server)),
                 inflight: Mutex::new(HashMap::new()),
-                live: live_output::LiveScripts::default(),
                 notify: global.map(|s| s.notify).unwrap_or_default(),
+                live: live_output::LiveScripts::default(),
             }),
         }
     }

@@ -18,6 +18,7 @@ mod progress;
 mod prompt;
 mod run_cmd;
 mod runs_cmd;
+mod schedules_cmd;
 mod script_lines;
 mod script_output;
 mod test_cmd;
@@ -99,6 +100,12 @@ pub enum RoscoeCommand {
         #[command(subcommand)]
         command: runs_cmd::RunsCommand,
     },
+    /// Schedules (a workflow's `schedule` and `every` triggers): list, pause, resume, approve.
+    Schedules {
+        /// The schedules command.
+        #[command(subcommand)]
+        command: schedules_cmd::SchedulesCommand,
+    },
     /// Workflows: list, show, validate, lint, diagram (Mermaid).
     Workflows {
         /// The workflows command.
@@ -127,6 +134,7 @@ pub async fn run(args: RoscoeArgs) -> anyhow::Result<()> {
     let result = match command {
         RoscoeCommand::Run(run) => run_cmd::run(&ctx, run).await,
         RoscoeCommand::Runs { command } => runs_cmd::run(&ctx, command).await,
+        RoscoeCommand::Schedules { command } => schedules_cmd::run(&ctx, command).await,
         RoscoeCommand::Workflows { command } => workflows_cmd::run(&ctx, command).await,
         RoscoeCommand::Test(test) => test_cmd::run(&ctx, test).await,
         RoscoeCommand::Mcp { .. } | RoscoeCommand::Docs { .. } => unreachable!("answered above"),
@@ -164,9 +172,11 @@ async fn mcp(options: GlobalOptions, tools: Option<&str>) -> anyhow::Result<()> 
     // database does.
     let timers = runs.keep_time();
     let notifications = runs.keep_notifying();
+    let schedules = runs.keep_schedules(Vec::new());
     let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone()).offering(groups)).await;
     timers.abort();
     notifications.abort();
+    schedules.abort();
     runs.store().close().await;
     Ok(served?)
 }

@@ -1,8 +1,8 @@
 //! End-to-end tests of `cairn serve`'s REST API and web UI: the real binary on a port it picks, on a private
-//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`, `notifications.rs`, `work_pages.rs`, `work_board.rs`,
-//! `sessions.rs`, `early_close.rs`, and the hardening: `headers.rs`, `rate_limits.rs`, `body_limits.rs`,
-//! `cross_origin.rs`) and with a real browser (`browser.rs`, which drives `browser.mjs` with Node, playwright-core and
-//! Debian's chromium).
+//! `CAIRN_HOME`, probed with plain HTTP (`api.rs`, `pages.rs`, `notifications.rs`, `webhooks.rs`, `work_pages.rs`,
+//! `work_board.rs`, `sessions.rs`, `early_close.rs`, and the hardening: `headers.rs`, `rate_limits.rs`,
+//! `body_limits.rs`, `cross_origin.rs`) and with a real browser (`browser.rs`, which drives `browser.mjs` with Node,
+//! playwright-core and Debian's chromium).
 
 // Test helpers are shared between the modules of this one test binary.
 #![allow(unreachable_pub)]
