@@ -12,6 +12,7 @@
 //! runs; [`view`] shapes what the tools return.
 
 mod ask_person;
+mod background;
 mod budget;
 mod calls;
 mod context_file;

@@ -96,16 +96,10 @@ impl Runs {
     /// doc); `served` are project folders to look in besides the projects the database knows (`cairn serve
     /// --project`).
     pub fn keep_schedules(&self, served: Vec<PathBuf>) -> tokio::task::JoinHandle<()> {
-        let runs = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(LOOK_EVERY);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                if let Err(error) = runs.start_due_slots(&served).await {
-                    tracing::warn!("could not look at the workflow schedules: {error}");
-                }
-            }
+        let served = std::sync::Arc::new(served);
+        self.every(LOOK_EVERY, "look at the workflow schedules", move |runs| {
+            let served = served.clone();
+            async move { runs.start_due_slots(&served).await }
         })
     }
 

@@ -1,8 +1,8 @@
 //! Durable timers: a run waiting out a node's `delayMs`, or paused at a human step with `timeoutMs`, keeps a row in
 //! `run_timers`, set and cleared in the same transaction as the step that paused or moved the run
 //! ([`Runs::set_timer`]). Every `cairn serve` and `roscoe mcp` of the database watches the table
-//! ([`Runs::keep_time`]) and fires what fell due — after a restart too, since the table outlives the process. Firing is an ordinary step (`TimerFired`) under the run's lock and
-//! version check, so of several servers that see one timer, one moves the run and the others find the step gone.
+//! ([`Runs::keep_time`]) and fires what fell due — after a restart too, since the table outlives the process.
+//! Firing is an ordinary step (`TimerFired`) under the run's lock and version check, so of several servers that see one timer, one moves the run and the others find the step gone.
 
 use std::time::Duration;
 
@@ -49,8 +49,8 @@ impl Runs {
     }
 
     /// Fires the timers due now: a node whose delay is over starts, a human step left unanswered takes its `timeout`
-    /// route, and the run goes on from there. Returns how many this call fired. A timer whose step the engine no longer finds waiting (answered,
-    /// cancelled, or fired by another server first) is dropped; one that failed for an internal reason (the database)
+    /// route, and the run goes on from there. Returns how many this call fired. A timer whose step the engine no longer
+    /// finds waiting (answered, cancelled, or fired by another server first) is dropped; one that failed for an internal reason (the database)
     /// stays for the next read, and the rest still fire.
     pub async fn fire_due_timers(&self) -> Result<usize, Error> {
         let mut conn = self.inner.store.read().await?;
@@ -77,17 +77,7 @@ impl Runs {
     /// Watches the timers of this database in the background for as long as the process runs: overdue ones fire at
     /// once (after a restart, those that fell due while no server ran), the rest within [`WATCH_EVERY`] of their time.
     pub fn keep_time(&self) -> tokio::task::JoinHandle<()> {
-        let runs = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(WATCH_EVERY);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                if let Err(error) = runs.fire_due_timers().await {
-                    tracing::warn!("could not fire the run timers that fell due: {error}");
-                }
-            }
-        })
+        self.every(WATCH_EVERY, "fire the run timers that fell due", |runs| async move { runs.fire_due_timers().await })
     }
 }
 

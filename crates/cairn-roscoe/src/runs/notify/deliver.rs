@@ -58,17 +58,8 @@ impl Runs {
     /// Watches this database's outbox in the background for as long as the process runs; deliveries queued while no
     /// server ran (or by `roscoe run`) go out at start.
     pub fn keep_notifying(&self) -> tokio::task::JoinHandle<()> {
-        let runs = self.clone();
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(WATCH_EVERY);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            loop {
-                tick.tick().await;
-                if let Err(error) = runs.send_due_notifications().await {
-                    tracing::warn!("could not send the run notifications that fell due: {error}");
-                }
-            }
-        })
+        let what = "send the run notifications that fell due";
+        self.every(WATCH_EVERY, what, |runs| async move { runs.send_due_notifications().await })
     }
 
     /// Sends attempt `number` of `delivery` and records how it went.
