@@ -504,7 +504,7 @@ pub async fn test_runs(conn: &mut Connection) -> Result<Vec<(String, Option<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{TestStore, run_row};
+    use crate::testing::{TestStore, node_row as node, run_row};
 
     /// A paused run with some cost.
     fn run(id: &str, project: &str, started_at: i64) -> RunRow {
@@ -516,36 +516,6 @@ mod tests {
             input_tokens: 3,
             output_tokens: 4,
             ..run_row(id, project, started_at)
-        }
-    }
-
-    fn node(id: &str, run_id: &str, seq: i64) -> NodeRunRow {
-        NodeRunRow {
-            id: id.into(),
-            run_id: run_id.into(),
-            parent_node_run_id: None,
-            seq,
-            node_id: "a".into(),
-            node_type: "ai_agent".into(),
-            status: "paused".into(),
-            iteration: 1,
-            attempts: 0,
-            phase: None,
-            phase_state: None,
-            model: None,
-            input: None,
-            output: None,
-            error: None,
-            event: None,
-            warnings: None,
-            child_run_id: None,
-            started_at: 1,
-            completed_at: None,
-            duration_ms: None,
-            cost_usd: None,
-            input_tokens: None,
-            output_tokens: None,
-            usage: None,
         }
     }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use sqlx::{Connection, Executor};
 
 use crate::Store;
-use crate::runs::RunRow;
+use crate::runs::{NodeRunRow, RunRow};
 
 /// The environment variable holding the Postgres admin URL; unset means SQLite.
 const POSTGRES_ENV: &str = "CAIRN_TEST_POSTGRES_URL";
@@ -119,5 +119,37 @@ pub(crate) fn run_row(id: &str, project: &str, started_at: i64) -> RunRow {
         budget: None,
         usage: None,
         version: 0,
+    }
+}
+
+/// Node run `id` (visit 1, seq `seq`) of run `run_id`: a paused `ai_agent` step at node `a`; a test changes what it
+/// needs.
+pub(crate) fn node_row(id: &str, run_id: &str, seq: i64) -> NodeRunRow {
+    NodeRunRow {
+        id: id.into(),
+        run_id: run_id.into(),
+        parent_node_run_id: None,
+        seq,
+        node_id: "a".into(),
+        node_type: "ai_agent".into(),
+        status: "paused".into(),
+        iteration: 1,
+        attempts: 0,
+        phase: None,
+        phase_state: None,
+        model: None,
+        input: None,
+        output: None,
+        error: None,
+        event: None,
+        warnings: None,
+        child_run_id: None,
+        started_at: 1,
+        completed_at: None,
+        duration_ms: None,
+        cost_usd: None,
+        input_tokens: None,
+        output_tokens: None,
+        usage: None,
     }
 }

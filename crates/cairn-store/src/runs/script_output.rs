@@ -105,36 +105,11 @@ fn row_from(row: &AnyRow) -> Result<ScriptOutputRow, sqlx::Error> {
 mod tests {
     use super::*;
     use crate::runs::{NodeRunRow, insert_run, upsert_node_run};
-    use crate::testing::{TestStore, run_row};
+    use crate::testing::{TestStore, node_row, run_row};
 
     fn script_node(id: &str, status: &str) -> NodeRunRow {
-        NodeRunRow {
-            id: id.into(),
-            run_id: "r1".into(),
-            parent_node_run_id: None,
-            seq: 1,
-            node_id: "build".into(),
-            node_type: "script".into(),
-            status: status.into(),
-            iteration: 1,
-            attempts: 1,
-            phase: None,
-            phase_state: None,
-            model: None,
-            input: None,
-            output: None,
-            error: None,
-            event: None,
-            warnings: None,
-            child_run_id: None,
-            started_at: 1,
-            completed_at: None,
-            duration_ms: None,
-            cost_usd: None,
-            input_tokens: None,
-            output_tokens: None,
-            usage: None,
-        }
+        let node = node_row(id, "r1", 1);
+        NodeRunRow { node_id: "build".into(), node_type: "script".into(), status: status.into(), attempts: 1, ..node }
     }
 
     fn stream(name: &str, tail: &str, total: i64) -> ScriptOutputRow {
