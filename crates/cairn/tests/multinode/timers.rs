@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::cairn_serve::Served;
 use crate::support::{Client, Cluster};
 
 /// A release gate: approve within `timeoutMs`, else stop.
@@ -54,6 +55,18 @@ async fn settled(client: &Client, run_id: &str, since: Instant) -> (String, Dura
     }
 }
 
+/// Closes `client`, kills node `a` of `cluster` (SIGKILL), lets 2.5 s pass while no server runs (a timer's due time
+/// falls in it) and starts `a` again: the new server, and a client of it.
+async fn killed_and_restarted(cluster: &Cluster, mut a: Served, client: Client) -> (Served, Client) {
+    client.close().await;
+    a.signal("KILL");
+    a.exited().await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let again = cluster.node("a").await;
+    let client = Client::http(&again.url("/roscoe/mcp"), None).await;
+    (again, client)
+}
+
 /// The visits of the gate's node in `run_id`'s history: there must be exactly one, ended by its timeout.
 async fn one_timeout(client: &Client, run_id: &str) {
     let history = client.ok("get_run_history", json!({"global": true, "run_id": run_id})).await;
@@ -89,16 +102,10 @@ async fn a_human_step_nobody_answers_times_out_on_its_own() {
 async fn a_timer_outlives_a_killed_server_and_fires_once_after_restart() {
     let cluster = Cluster::any();
     install(&cluster, &["a"], 1500);
-    let mut a = cluster.node("a").await;
+    let a = cluster.node("a").await;
     let client = Client::http(&a.url("/roscoe/mcp"), None).await;
     let run_id = start(&client).await;
-    client.close().await;
-    a.signal("KILL");
-    a.exited().await;
-    // Its due time passes while no server runs.
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let again = cluster.node("a").await;
-    let client = Client::http(&again.url("/roscoe/mcp"), None).await;
+    let (_again, client) = killed_and_restarted(&cluster, a, client).await;
     let (status, _) = settled(&client, &run_id, Instant::now()).await;
     assert_eq!(status, "failed");
     one_timeout(&client, &run_id).await;
@@ -146,7 +153,7 @@ async fn a_delay_holds_the_run_and_its_node_starts_on_its_own_once_across_a_kill
     let dir = cluster.home("a").join("workflows");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("pause.yaml"), pause(2000)).unwrap();
-    let mut a = cluster.node("a").await;
+    let a = cluster.node("a").await;
     let client = Client::http(&a.url("/roscoe/mcp"), None).await;
     let begun = Instant::now();
     let started = client.ok("start_workflow", json!({"global": true, "id": "pause"})).await;
@@ -167,12 +174,7 @@ async fn a_delay_holds_the_run_and_its_node_starts_on_its_own_once_across_a_kill
     // Killed while a run waits; its time passes while no server runs; the restarted server starts the node once.
     let started = client.ok("start_workflow", json!({"global": true, "id": "pause"})).await;
     let run_id = started["runId"].as_str().unwrap().to_owned();
-    client.close().await;
-    a.signal("KILL");
-    a.exited().await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    let again = cluster.node("a").await;
-    let client = Client::http(&again.url("/roscoe/mcp"), None).await;
+    let (_again, client) = killed_and_restarted(&cluster, a, client).await;
     let (status, _) = settled(&client, &run_id, Instant::now()).await;
     assert_eq!(status, "completed");
     let visited = visits(&client, &run_id, "later").await;
