@@ -3,7 +3,8 @@
 //!
 //! The schema gives the keys and their types; here each entry is checked for what the schema cannot say well: one
 //! kind per entry, the cron text, a known IANA time zone, an interval of at least a second, an `input` the
-//! workflow's `inputs` accept, and a webhook secret named `ROSCOE_HOOK_*` whose input templates parse.
+//! workflow's `inputs` accept, and a webhook secret named `ROSCOE_HOOK_*` whose input templates parse and read only
+//! `body`.
 
 use jiff::tz::TimeZone;
 use serde_json::{Map, Value};
@@ -115,16 +116,35 @@ fn read_one(entry: &Value, workflow: &Workflow, at: &str, problem: &mut Problem<
                     );
                     ok = false;
                 }
-                if let Some(Err(e)) = template.as_str().map(Template::parse) {
-                    problem(
-                        format!("{at}/webhook/input/{name}"),
-                        format!("input '{name}': the template does not parse: {e}; write {{{{ body.field }}}}"),
-                    );
+                if let Err(e) = body_templates(template) {
+                    problem(format!("{at}/webhook/input/{name}"), format!("input '{name}': {e}"));
                     ok = false;
                 }
             }
             ok.then_some(Trigger::Webhook { secret_env, input })
         }
+    }
+}
+
+/// Checks every text inside a webhook input value: each must parse as a template and read only `body`, the
+/// request's JSON (a run's start has nothing else to give it).
+fn body_templates(value: &Value) -> Result<(), String> {
+    match value {
+        Value::String(text) => {
+            let template = Template::parse(text)
+                .map_err(|e| format!("the template does not parse: {e}; write {{{{ body.field }}}}"))?;
+            match template.uses().into_iter().find(|u| u.reference.root != "body") {
+                Some(used) => Err(format!(
+                    "'{}' is not known here: a webhook's input templates read only `body`, the request's JSON; \
+                     write {{{{ body.field }}}}",
+                    used.reference.root
+                )),
+                None => Ok(()),
+            }
+        }
+        Value::Array(items) => items.iter().try_for_each(body_templates),
+        Value::Object(map) => map.values().try_for_each(body_templates),
+        _ => Ok(()),
     }
 }
 
@@ -196,6 +216,12 @@ mod tests {
         assert!(err("  - { every: 2s, input: { target: 3 } }\n").contains("must be of type string"));
         assert!(err("  - webhook: { secret_env: ANTHROPIC_API_KEY }\n").contains("ROSCOE_HOOK_<NAME>"));
         assert!(err("  - webhook: { secret_env: ROSCOE_HOOK_X, input: { nope: x } }\n").contains("not declared"));
+        assert!(err("  - webhook: { secret_env: ROSCOE_HOOK_X, input: { target: '{{ env.HOME }}' } }\n")
+            .contains("'env' is not known here"));
+        assert!(err("  - webhook: { secret_env: ROSCOE_HOOK_X, input: { target: ['{{ input.x }}'] } }\n")
+            .contains("'input' is not known here"));
+        assert!(err("  - webhook: { secret_env: ROSCOE_HOOK_X, input: { target: { a: '{{ body' } } }\n")
+            .contains("does not parse"));
         assert!(err("  - { every: 2s, schedule: '* * * * *' }\n").contains("exactly one of"));
         assert!(err("  - { every: 2s, timezone: UTC, input: { target: m } }\n").contains("belongs to a `schedule`"));
         // Unknown keys are the schema's.
