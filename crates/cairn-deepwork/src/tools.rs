@@ -28,7 +28,7 @@ use rmcp::model::{
     ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
@@ -224,7 +224,7 @@ fn text_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> To
     cairn_mcp::describe::pydantic_tool::<P>(name, description, envelope::wrapped_schema(serde_json::json!({"type": "string"})))
 }
 
-impl ServerHandler for DeepworkServer {
+impl cairn_mcp::Handler for DeepworkServer {
     fn get_info(&self) -> ServerConfig {
         // Prompts and resources are declared (and empty), as DeepWork does, so clients that list them get an answer.
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_prompts().enable_resources().build())

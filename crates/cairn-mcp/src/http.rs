@@ -8,7 +8,6 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -19,6 +18,7 @@ use crate::drain::InFlight;
 use crate::host_guard::AllowedHosts;
 use crate::message_limits::MessageLimits;
 use crate::one_write::OneWrite;
+use crate::server::{Server, ServerFactory};
 use crate::session_end::SessionEnd;
 use crate::sessions::SharedSessions;
 
@@ -33,23 +33,20 @@ pub struct HttpOptions {
     pub extra_allowed_hosts: Vec<String>,
 }
 
-/// The Streamable HTTP endpoint for handlers made by `factory`, as a tower service to mount in an axum router.
+/// The Streamable HTTP endpoint for handlers made by `factory`, to mount in an axum router
+/// ([`HttpEndpoint::into_router`]).
 ///
 /// `Host` must be loopback or one of `extra_allowed_hosts`; open streams end when `shutdown` is cancelled. Sessions
 /// live in this process only, unless `sessions` keeps them where other nodes see them. A client ending its session
 /// is answered `204 No Content` ([`SessionEnd`]); an answer to a posted message that is ready soon goes out in one
 /// write ([`OneWrite`](crate::OneWrite)); a posted message too large or nested too deep is answered with its own id
 /// ([`MessageLimits`]).
-pub fn http_service<H, F>(
-    factory: F,
+pub fn http_service(
+    factory: ServerFactory,
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
     sessions: Option<SharedSessions>,
-) -> SessionEnd<OneWrite<MessageLimits<StreamableHttpService<H, LocalSessionManager>>>>
-where
-    H: ServerHandler + Send + 'static,
-    F: Fn() -> H + Send + Sync + 'static,
-{
+) -> HttpEndpoint {
     let mut hosts: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
     hosts.extend(extra_allowed_hosts.iter().cloned());
     let mut config = StreamableHttpServerConfig::default()
@@ -58,22 +55,37 @@ where
     config.session_store = sessions.map(|s| Arc::new(s) as Arc<dyn SessionStore>);
     let limit = config.max_request_body_bytes;
     let service = StreamableHttpService::new(move || Ok(factory()), Arc::new(LocalSessionManager::default()), config);
-    SessionEnd::new(OneWrite::new(MessageLimits::new(service, limit)))
+    HttpEndpoint { service: SessionEnd::new(OneWrite::new(MessageLimits::new(service, limit))) }
+}
+
+/// A Streamable HTTP endpoint made by [`http_service`].
+pub struct HttpEndpoint {
+    service: SessionEnd<OneWrite<MessageLimits<StreamableHttpService<Server, LocalSessionManager>>>>,
+}
+
+impl HttpEndpoint {
+    /// Refuses request bodies larger than `bytes` ([`MessageLimits`], and rmcp's own limit behind it; both behind
+    /// any limit of the router).
+    pub fn with_max_request_body(self, bytes: usize) -> HttpEndpoint {
+        HttpEndpoint { service: self.service.with_max_request_body(bytes) }
+    }
+
+    /// The endpoint as a router that answers every path it is given: mount it with `nest_service`. The router hides
+    /// the service's type, so the code serving it is compiled here, once, and not in every crate that mounts one.
+    pub fn into_router(self) -> axum::Router {
+        axum::Router::new().fallback_service(self.service)
+    }
 }
 
 /// Serves handlers made by `factory` at `options.path` until Ctrl-C or SIGTERM (then it finishes the calls in
 /// flight, [`InFlight::drain_on_signal`]).
-pub async fn serve_http<H, F>(factory: F, options: HttpOptions) -> std::io::Result<()>
-where
-    H: ServerHandler + Send + 'static,
-    F: Fn() -> H + Send + Sync + 'static,
-{
+pub async fn serve_http(factory: ServerFactory, options: HttpOptions) -> std::io::Result<()> {
     let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
     let service = http_service(factory, &options.extra_allowed_hosts, &closing, None);
     let in_flight = InFlight::new();
     let guard = AllowedHosts::new(&options.extra_allowed_hosts);
     // A loopback server of one user: every call is the local user's (`cairn serve` attaches each caller's own).
-    let router = axum::Router::new().nest_service(&options.path, service).layer(axum::Extension(Access::local()));
+    let router = axum::Router::new().nest_service(&options.path, service.into_router()).layer(axum::Extension(Access::local()));
     let router = in_flight.layer(guard.protect(router));
     let listener = crate::listener::bind(options.addr).await?;
     let local = axum::serve::Listener::local_addr(&listener)?;

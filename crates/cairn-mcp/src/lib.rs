@@ -1,8 +1,8 @@
 //! Protocol plumbing shared by every cairn surface.
 //!
-//! A surface (deepwork, roscoe, work) implements [`rmcp::ServerHandler`] in its own `tools` module and hands it to one
-//! of the transports here: [`serve_stdio`] (which answers malformed JSON-RPC lines itself before rmcp sees them),
-//! [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old HTTP+SSE protocol DeepWork's `--transport sse`
+//! A surface (deepwork, roscoe, work) implements [`Handler`] in its own `tools` module and hands it, as a [`Server`]
+//! (the one `rmcp::ServerHandler`), to one of the transports here: [`serve_stdio`] (which answers malformed JSON-RPC
+//! lines itself before rmcp sees them), [`serve_http`] (Streamable HTTP) or [`serve_legacy_sse`] (the old HTTP+SSE protocol DeepWork's `--transport sse`
 //! speaks); [`SharedSessions`] lets any node sharing its [`SessionRows`] continue an HTTP session another node
 //! started, and [`InFlight`] lets a stopping HTTP server finish the calls in flight. Every HTTP server, `cairn serve`
 //! included, runs [`serve_router`], the serving loop with time limits for slow clients, behind [`AllowedHosts`] (the
@@ -35,6 +35,7 @@ mod portable;
 pub mod progress;
 pub mod roots;
 pub mod registry;
+mod server;
 mod serving;
 mod session_end;
 mod sessions;
@@ -45,7 +46,8 @@ mod verdict;
 
 pub use drain::{DRAIN_LIMIT, InFlight, shutdown_signal};
 pub use host_guard::{AllowedHosts, Refusal};
-pub use http::{HttpOptions, http_service, serve_http};
+pub use http::{HttpEndpoint, HttpOptions, http_service, serve_http};
+pub use server::{CallFuture, Handler, Server, ServerFactory};
 pub use serving::{BODY_IDLE_TIMEOUT, HEADER_READ_TIMEOUT, serve_router};
 pub use message_limits::MessageLimits;
 pub use one_write::OneWrite;

@@ -1,6 +1,6 @@
 //! One tool registry for every surface: each surface lists its tools once, as [`ToolEntry`]s (the `tools/list`
-//! entry, the scopes it needs, the handler), and its `ServerHandler` hands `tools/list`, lookups and `tools/call` to
-//! the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
+//! entry, the scopes it needs, the handler), and its [`Handler`](crate::Handler) hands `tools/list`, lookups and
+//! `tools/call` to the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
 //! their handler runs, and offers only the tools the surface [`offers`](Surface::offers) (roscoe's tool groups); each
 //! surface keeps its own result format through [`Surface`]. Every call runs in a
 //! `tool_call` span (surface, tool, principal) and ends with one log line (outcome, duration) and its metrics
@@ -169,29 +169,28 @@ pub async fn call_tool<S: Surface>(
     Ok(registry.checks[index].fit(&entry.tool, result).into())
 }
 
-/// The `tools/list`, tool lookup and `tools/call` methods of an `rmcp::ServerHandler` impl, all handed to the
+/// The `tools/list`, tool lookup and `tools/call` methods of a [`Handler`](crate::Handler) impl, all handed to the
 /// surface's [`Registry`] (through [`Surface`]): write `cairn_mcp::registry_handlers!();` inside the impl.
 #[macro_export]
 macro_rules! registry_handlers {
     () => {
-        async fn list_tools(
+        fn list_tools(
             &self,
-            _request: Option<rmcp::model::PaginatedRequestParams>,
-            context: rmcp::service::RequestContext<rmcp::RoleServer>,
-        ) -> Result<rmcp::model::ListToolsResult, rmcp::ErrorData> {
-            Ok($crate::registry::list_tools(self, &context))
+            context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+        ) -> rmcp::model::ListToolsResult {
+            $crate::registry::list_tools(self, context)
         }
 
         fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
             $crate::registry::Surface::registry(self).get(name)
         }
 
-        async fn call_tool(
+        fn call_tool(
             &self,
             request: rmcp::model::CallToolRequestParams,
             context: rmcp::service::RequestContext<rmcp::RoleServer>,
-        ) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
-            $crate::registry::call_tool(self, request, context).await
+        ) -> $crate::CallFuture<'_> {
+            Box::pin($crate::registry::call_tool(self, request, context))
         }
     };
 }

@@ -19,12 +19,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use futures::{Stream, StreamExt};
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, RequestId, ServerJsonRpcMessage};
-use rmcp::{ServerHandler, ServiceExt};
+use rmcp::ServiceExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::drain::{Call, InFlight};
 use crate::host_guard::AllowedHosts;
+use crate::server::ServerFactory;
 
 type Sessions = Arc<Mutex<HashMap<String, Session>>>;
 
@@ -36,8 +37,8 @@ struct Session {
 
 type Unanswered = Arc<Mutex<HashMap<RequestId, Call>>>;
 
-struct AppState<F> {
-    factory: F,
+struct AppState {
+    factory: ServerFactory,
     sessions: Sessions,
     in_flight: InFlight,
     closing: CancellationToken,
@@ -46,19 +47,15 @@ struct AppState<F> {
 /// Serves handlers made by `factory` over the legacy SSE transport at `addr` until Ctrl-C or SIGTERM. On the signal
 /// it takes no new connection, answers the requests it already has (for up to [`DRAIN_LIMIT`](crate::DRAIN_LIMIT)),
 /// then ends the event streams, so that the server stops even while clients stay connected.
-pub async fn serve_legacy_sse<H, F>(factory: F, addr: SocketAddr) -> std::io::Result<()>
-where
-    H: ServerHandler + Send + 'static,
-    F: Fn() -> H + Send + Sync + 'static,
-{
+pub async fn serve_legacy_sse(factory: ServerFactory, addr: SocketAddr) -> std::io::Result<()> {
     let (stopping, closing) = (CancellationToken::new(), CancellationToken::new());
     let in_flight = InFlight::new();
     let state =
         Arc::new(AppState { factory, sessions: Sessions::default(), in_flight: in_flight.clone(), closing: closing.clone() });
     let router = axum::Router::new()
-        .route("/sse", get(open_stream::<H, F>))
-        .route("/messages", post(receive_message::<F>))
-        .route("/messages/", post(receive_message::<F>))
+        .route("/sse", get(open_stream))
+        .route("/messages", post(receive_message))
+        .route("/messages/", post(receive_message))
         .with_state(state);
     let router = AllowedHosts::new(&[]).protect(router);
     let listener = crate::listener::bind(addr).await?;
@@ -69,13 +66,7 @@ where
     result
 }
 
-async fn open_stream<H, F>(
-    State(state): State<Arc<AppState<F>>>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>>
-where
-    H: ServerHandler + Send + 'static,
-    F: Fn() -> H + Send + Sync + 'static,
-{
+async fn open_stream(State(state): State<Arc<AppState>>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let session_id = uuid::Uuid::new_v4().simple().to_string();
     let (to_server, from_client) = mpsc::channel::<ClientJsonRpcMessage>(64);
     let (to_client, from_server) = mpsc::channel::<ServerJsonRpcMessage>(64);
@@ -140,8 +131,8 @@ struct SessionQuery {
     session_id: Option<String>,
 }
 
-async fn receive_message<F>(
-    State(state): State<Arc<AppState<F>>>,
+async fn receive_message(
+    State(state): State<Arc<AppState>>,
     Query(query): Query<SessionQuery>,
     headers: HeaderMap,
     body: String,

@@ -8,11 +8,12 @@
 
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::Transport;
-use rmcp::{RoleServer, ServerHandler, ServiceExt};
+use rmcp::{RoleServer, ServiceExt};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
 
 use crate::lines::{Lines, Read};
+use crate::server::Server;
 use crate::shallow;
 use crate::verdict::{Fault, Verdict, judge};
 
@@ -24,14 +25,13 @@ pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 const QUEUE: usize = 64;
 
 /// Serves `handler` on this process's stdin/stdout until the client closes the stream.
-pub async fn serve_stdio<H: ServerHandler>(handler: H) -> std::io::Result<()> {
+pub async fn serve_stdio(handler: Server) -> std::io::Result<()> {
     serve_lines(handler, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
 /// Serves `handler` on newline-delimited JSON-RPC read from `input` and written to `output`, until `input` ends.
-pub(crate) async fn serve_lines<H, R, W>(handler: H, input: R, output: W) -> std::io::Result<()>
+async fn serve_lines<R, W>(handler: Server, input: R, output: W) -> std::io::Result<()>
 where
-    H: ServerHandler,
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {

@@ -67,7 +67,7 @@ use rmcp::model::{
     JsonObject, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -486,7 +486,7 @@ fn object_tool<P: JsonSchema>(name: &'static str, description: &'static str) -> 
     tool
 }
 
-impl ServerHandler for RoscoeServer {
+impl cairn_mcp::Handler for RoscoeServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("roscoe", env!("CARGO_PKG_VERSION")))

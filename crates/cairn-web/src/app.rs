@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::middleware;
-use cairn_mcp::{InFlight, SessionRows, SharedSessions};
+use cairn_mcp::{InFlight, Server, SessionRows, SharedSessions};
 use cairn_deepwork::{DeepworkServer, RootSource};
 use cairn_roscoe::RoscoeServer;
 use tokio_util::sync::CancellationToken;
@@ -68,17 +68,19 @@ impl App {
             require_auth: required,
             shutdown: stopping.clone(),
         };
+        let roscoe_server = move || Server::new(RoscoeServer::new(roscoe.clone(), runs.clone()).within(reach.clone()));
         let mut router = Router::new()
             .merge(api::routes(web.clone()))
             .merge(pages::routes(web))
             .nest_service(
                 "/roscoe/mcp",
                 cairn_mcp::http_service(
-                    move || RoscoeServer::new(roscoe.clone(), runs.clone()).within(reach.clone()),
+                    Arc::new(roscoe_server),
                     &self.extra_allowed_hosts,
                     closing,
                     sessions("/roscoe/mcp"),
-                ),
+                )
+                .into_router(),
             )
             .merge(health::routes(self.work.clone()))
             .merge(metrics_route::routes(self.metrics.clone()))
@@ -90,11 +92,12 @@ impl App {
             router = router.nest_service(
                 "/deepwork/mcp",
                 cairn_mcp::http_service(
-                    move || server.clone(),
+                    Arc::new(move || Server::new(server.clone())),
                     &self.extra_allowed_hosts,
                     closing,
                     sessions("/deepwork/mcp"),
-                ),
+                )
+                .into_router(),
             );
         }
         let router = router.layer(middleware::from_fn(tool_groups_query::check));

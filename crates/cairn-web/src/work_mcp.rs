@@ -4,12 +4,14 @@
 //! (`cairn_work::Caller`, which the work tools read) and its `Access` (which `tools/list` and every call are checked against). Bodies are
 //! limited to 1 MiB: a larger `Content-Length` is refused before the body is read.
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::extract::Request;
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use cairn_mcp::SharedSessions;
+use cairn_mcp::{Server, SharedSessions};
 use cairn_work::{Service, WorkServer};
 use tokio_util::sync::CancellationToken;
 
@@ -23,8 +25,10 @@ pub(crate) fn routes(
     extra_allowed_hosts: &[String],
     shutdown: &CancellationToken,
 ) -> Router {
-    let mcp = cairn_mcp::http_service(move || WorkServer::http(service.clone()), extra_allowed_hosts, shutdown, sessions)
-        .with_max_request_body(MAX_BODY_BYTES);
+    let factory = Arc::new(move || Server::new(WorkServer::http(service.clone())));
+    let mcp = cairn_mcp::http_service(factory, extra_allowed_hosts, shutdown, sessions)
+        .with_max_request_body(MAX_BODY_BYTES)
+        .into_router();
     Router::new().nest_service("/mcp", mcp).route_layer(middleware::from_fn(refuse_large))
 }
 

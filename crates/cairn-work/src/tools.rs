@@ -35,7 +35,7 @@ use rmcp::model::{
     CallToolResult, ContentBlock, Implementation, JsonObject, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -196,7 +196,7 @@ fn failure(error: &Error) -> CallToolResult {
     result
 }
 
-impl ServerHandler for WorkServer {
+impl cairn_mcp::Handler for WorkServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("cairn-work", env!("CARGO_PKG_VERSION")))

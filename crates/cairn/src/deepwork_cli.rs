@@ -5,6 +5,7 @@
 use std::io::{IsTerminal, Read};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Context;
 use cairn_deepwork::changed_files::{changed_files, reference_root};
@@ -14,7 +15,7 @@ use cairn_deepwork::hooks::{self, Hook, HookPlatform};
 use cairn_deepwork::review::{build_tasks, format_tasks, root_relative, write_instruction_files};
 use cairn_deepwork::service::prepare_tmp_dir;
 use cairn_deepwork::{Config, Deepwork, DeepworkServer, HostNames, RootSource, standard_jobs};
-use cairn_mcp::HttpOptions;
+use cairn_mcp::{HttpOptions, Server};
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::home::cairn_home;
@@ -194,12 +195,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = DeepworkServer::new(service(args.platform, args.host.names())?, roots);
     let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, args.port));
     match args.transport {
-        Transport::Stdio => cairn_mcp::serve_stdio(server).await?,
+        Transport::Stdio => cairn_mcp::serve_stdio(Server::new(server)).await?,
         Transport::Http => {
             let options = HttpOptions { addr, path: "/mcp".into(), extra_allowed_hosts: Vec::new() };
-            cairn_mcp::serve_http(move || server.clone(), options).await?;
+            cairn_mcp::serve_http(Arc::new(move || Server::new(server.clone())), options).await?;
         }
-        Transport::Sse => cairn_mcp::serve_legacy_sse(move || server.clone(), addr).await?,
+        Transport::Sse => cairn_mcp::serve_legacy_sse(Arc::new(move || Server::new(server.clone())), addr).await?,
     }
     Ok(())
 }

@@ -173,7 +173,8 @@ async fn mcp(options: GlobalOptions, tools: Option<&str>) -> anyhow::Result<()> 
     let timers = runs.keep_time();
     let notifications = runs.keep_notifying();
     let schedules = runs.keep_schedules(Vec::new());
-    let served = cairn_mcp::serve_stdio(RoscoeServer::new(service, runs.clone()).offering(groups)).await;
+    let server = cairn_mcp::Server::new(RoscoeServer::new(service, runs.clone()).offering(groups));
+    let served = cairn_mcp::serve_stdio(server).await;
     timers.abort();
     notifications.abort();
     schedules.abort();

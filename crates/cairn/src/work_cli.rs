@@ -202,7 +202,7 @@ async fn command(service: Service, command: WorkCommand) -> anyhow::Result<()> {
         WorkCommand::Mcp { kind, token } => {
             let caller = caller(&service, token, kind).await?;
             service.sweep_leases();
-            cairn_mcp::serve_stdio(WorkServer::local(service, caller)).await?;
+            cairn_mcp::serve_stdio(cairn_mcp::Server::new(WorkServer::local(service, caller))).await?;
         }
         WorkCommand::Account { command: AccountCommand::Create { name, default_repository, output } } => {
             let account = service.create_account(&name, &default_repository).await?;
