@@ -85,7 +85,9 @@ pub async fn serve_http(factory: ServerFactory, options: HttpOptions) -> std::io
     let in_flight = InFlight::new();
     let guard = AllowedHosts::new(&options.extra_allowed_hosts);
     // A loopback server of one user: every call is the local user's (`cairn serve` attaches each caller's own).
-    let router = axum::Router::new().nest_service(&options.path, service.into_router()).layer(axum::Extension(Access::local()));
+    let router = axum::Router::new()
+        .nest_service(&options.path, service.into_router())
+        .layer(axum::Extension(Access::local()));
     let router = in_flight.layer(guard.protect(router));
     let listener = crate::listener::bind(options.addr).await?;
     let local = axum::serve::Listener::local_addr(&listener)?;

@@ -1,12 +1,12 @@
-//! One tool registry for every surface: each surface lists its tools once, as [`ToolEntry`]s (the `tools/list`
-//! entry, the scopes it needs, the handler), and its [`Handler`](crate::Handler) hands `tools/list`, lookups and
-//! `tools/call` to the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
+//! One tool registry for every surface: each surface lists its tools once, as [`ToolEntry`]s (the `tools/list` entry,
+//! the scopes it needs, the handler), and its [`Handler`](crate::Handler) hands `tools/list`, lookups and `tools/call`
+//! to the [`Registry`]. The registry shows a caller only the tools its [`Access`] allows and refuses the others before
 //! their handler runs, and offers only the tools the surface [`offers`](Surface::offers) (roscoe's tool groups); each
-//! surface keeps its own result format through [`Surface`]. Every call runs in a
-//! `tool_call` span (surface, tool, principal) and ends with one log line (outcome, duration) and its metrics
-//! (`cairn_tool_calls_total`, `cairn_tool_call_duration_seconds`); its arguments are never logged. Arguments hosts
-//! add on their own are dropped before the handler parses them ([`args::HOST_ADDED`]), and an error result keeps its
-//! structured content only where it fits the tool's output schema ([`error_fit`](crate::error_fit)).
+//! surface keeps its own result format through [`Surface`]. Every call runs in a `tool_call` span (surface, tool,
+//! principal) and ends with one log line (outcome, duration) and its metrics (`cairn_tool_calls_total`,
+//! `cairn_tool_call_duration_seconds`); its arguments are never logged. Arguments hosts add on their own are dropped
+//! before the handler parses them ([`args::HOST_ADDED`]), and an error result keeps its structured content only where
+//! it fits the tool's output schema ([`error_fit`](crate::error_fit)).
 
 use std::future::Future;
 use std::pin::Pin;

@@ -2,7 +2,8 @@
 //! `run_timers`, set and cleared in the same transaction as the step that paused or moved the run
 //! ([`Runs::set_timer`]). Every `cairn serve` and `roscoe mcp` of the database watches the table
 //! ([`Runs::keep_time`]) and fires what fell due — after a restart too, since the table outlives the process.
-//! Firing is an ordinary step (`TimerFired`) under the run's lock and version check, so of several servers that see one timer, one moves the run and the others find the step gone.
+//! Firing is an ordinary step (`TimerFired`) under the run's lock and version check, so of several servers that see
+//! one timer, one moves the run and the others find the step gone.
 
 use std::time::Duration;
 
@@ -50,8 +51,8 @@ impl Runs {
 
     /// Fires the timers due now: a node whose delay is over starts, a human step left unanswered takes its `timeout`
     /// route, and the run goes on from there. Returns how many this call fired. A timer whose step the engine no longer
-    /// finds waiting (answered, cancelled, or fired by another server first) is dropped; one that failed for an internal reason (the database)
-    /// stays for the next read, and the rest still fire.
+    /// finds waiting (answered, cancelled, or fired by another server first) is dropped; one that failed for an
+    /// internal reason (the database) stays for the next read, and the rest still fire.
     pub async fn fire_due_timers(&self) -> Result<usize, Error> {
         let mut conn = self.inner.store.read().await?;
         let due = rows::due_timers(&mut conn, now_ms(), FIRE_AT_ONCE).await?;
